@@ -1,0 +1,104 @@
+"""The abstract planar model: a physical parametrisation that builds a :class:`PlanarTree`."""
+
+import abc
+
+import equinox as eqx
+import jax.numpy as jnp
+import optimistix as optx
+
+from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+from .._tree import PlanarTree
+from .._validation import as_float, check
+
+
+class AbstractPlanarModel(eqx.Module):
+    """Base class of every planar model.
+
+    Subclasses hold physical parameters as array fields (leaves for ``jax.grad``/``vmap``) and implement
+    :meth:`tree`, which assembles the :class:`~difimpact.PlanarTree` from them. Every method below takes a
+    configuration ``q`` of shape ``(n,)`` (``n = len(coordinate_names)``) in radians and metres.
+    """
+
+    coordinate_names: eqx.AbstractClassVar[tuple[str, ...]]
+
+    @abc.abstractmethod
+    def tree(self) -> PlanarTree:
+        """The rigid-body tree of this model with its current parameters."""
+
+    @property
+    def n(self) -> int:
+        return len(self.coordinate_names)
+
+    @property
+    def point_names(self) -> tuple[str, ...]:
+        return self.tree().point_names
+
+    def _q(self, q, name="q") -> Config:
+        return as_float(name, q, shape=(self.n,))
+
+    def mass_matrix(self, q: Config) -> MassMatrix:
+        """Mass matrix ``M(q)``, symmetric positive (semi-)definite, ``(n, n)``."""
+        return self.tree().mass_matrix(self._q(q))
+
+    def bias(self, q: Config, qdot: Velocity) -> Velocity:
+        """``c(q, q̇)``: Coriolis, centrifugal and gravity terms of ``M q̈ + c = τ + Jᵀ F``."""
+        return self.tree().bias(self._q(q), self._q(qdot, "qdot"))
+
+    def gravity(self, q: Config) -> Velocity:
+        return self.tree().gravity(self._q(q))
+
+    def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
+        return self.tree().kinetic_energy(self._q(q), self._q(qdot, "qdot"))
+
+    def potential_energy(self, q: Config) -> Scalar:
+        return self.tree().potential_energy(self._q(q))
+
+    def energy(self, q: Config, qdot: Velocity) -> Scalar:
+        """Total mechanical energy ``T + V``."""
+        return self.kinetic_energy(q, qdot) + self.potential_energy(q)
+
+    def point(self, q: Config, name: str) -> Float[Array, " 2"]:
+        """Position ``(x, y)`` of a named point (for a foot arc: its lowest point)."""
+        return self.tree().point_position(self._q(q), name)
+
+    def point_jacobian(self, q: Config, name: str) -> Jacobian:
+        """``(2, n)`` Jacobian of the material point ``name``: its velocity is ``J q̇``."""
+        return self.tree().point_jacobian(self._q(q), name)
+
+    def point_velocity(self, q: Config, qdot: Velocity, name: str) -> Float[Array, " 2"]:
+        return self.point_jacobian(q, name) @ self._q(qdot, "qdot")
+
+    def contact_jacobian(self, q: Config, name: str) -> Jacobian:
+        """Ground-contact Jacobian ``[A_n; A_t]`` of point ``name``: row 0 the normal (+y), row 1 the
+        tangential (+x) direction (seed 000, eq. 4)."""
+        return self.point_jacobian(q, name)[::-1]
+
+    def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
+        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact)."""
+        rhs = -self.bias(q, qdot) if tau is None else tau - self.bias(q, qdot)
+        return jnp.linalg.solve(self.mass_matrix(q), rhs)
+
+    def solve_coordinate(
+        self, q: Config, point: str, coord: int, guess: Scalar, *, height=0.0, rtol=1e-12, atol=1e-12
+    ) -> Config:
+        """Return ``q`` with ``q[coord]`` solved so that ``point`` is at ``height`` (ground by default).
+
+        A Newton root find (optimistix) started from ``guess``; its derivative with respect to the
+        other coordinates and to the model parameters comes from the implicit function theorem, not from
+        unrolled iterations. Fails with a clear error if no root is found.
+        """
+        q = self._q(q)
+        tree = self.tree()
+
+        def residual(x, args):
+            return tree.point_position(q.at[coord].set(x), point)[1] - height
+
+        sol = optx.root_find(
+            residual, optx.Newton(rtol=rtol, atol=atol), jnp.asarray(guess, q.dtype), throw=False,
+            max_steps=64,
+        )
+        x = check(sol.value, sol.result != optx.RESULTS.successful,
+                  f"could not place point {point!r} at height {height} by moving coordinate "
+                  f"{self.coordinate_names[coord]!r} (no root).")
+        return q.at[coord].set(x)
+

@@ -1,0 +1,73 @@
+import math
+
+import jax.numpy as jnp
+
+from .._custom_types import Config, Scalar
+from .._tree import Body, PlanarTree, Point
+from .._validation import positive
+from .base import AbstractPlanarModel
+
+
+class BipedWithTorso(AbstractPlanarModel):
+    """Straight-legged biped with a torso and point feet (seed 003, Fig. 1, Table 1, Appendix A).
+
+    Coordinates ``q = [q1, q2, q3, q4, q5]``: ``(q1, q2)`` the right foot P_R, ``q3`` the absolute angle of the
+    right leg, ``q4`` the inter-leg angle (left leg along ``(sin(q4 − q3), −cos(q4 − q3))`` from the hip),
+    ``q5`` the torso relative to the right leg, **subtracted**: the torso's absolute angle is ``q3 − q5``.
+    All masses are points: legs ``m`` at ``b`` from the hip, hip ``m_H``, torso ``m_T`` at ``l_T`` from the hip.
+    The mass matrix is exactly seed 003, eq. 26. Named points: ``P_R``, ``P_L``, ``H``, ``T`` (torso mass).
+
+    **Arguments** (defaults: seed 003, Table 1; m_B = 2m + m_H + m_T = 30 kg, μ = 2m/m_H = 1, μ_T = m_T/m_H = 1):
+    `m` = 5 kg, `m_H` = 10 kg, `m_T` = 10 kg, `l` = 0.8 m, `b` = 0.4 m, `l_T` = 0.4 m, `g` = 9.81 m/s².
+    ``m = 0`` (all leg mass at the hip) and ``m_T = 0`` (massless torso) are allowed: ``M`` is then singular,
+    which the impact maps handle.
+    """
+
+    m: Scalar
+    m_H: Scalar
+    m_T: Scalar
+    l: Scalar
+    b: Scalar
+    l_T: Scalar
+    g: Scalar
+    coordinate_names = ("q1", "q2", "q3", "q4", "q5")
+
+    def __init__(self, m=5.0, m_H=10.0, m_T=10.0, l=0.8, b=0.4, l_T=0.4, g=9.81):
+        self.m = positive("m", m, allow_zero=True)
+        self.m_H = positive("m_H", m_H)
+        self.m_T = positive("m_T", m_T, allow_zero=True)
+        self.l = positive("l", l)
+        self.b = positive("b", b)
+        self.l_T = positive("l_T", l_T)
+        self.g = positive("g", g, allow_zero=True)
+
+    @classmethod
+    def from_ratios(cls, mu=1.0, mu_T=1.0, m_B=30.0, **kwargs) -> "BipedWithTorso":
+        """Build from seed 003's mass ratios ``μ = 2m/m_H``, ``μ_T = m_T/m_H`` and total mass ``m_B``."""
+        m_H = jnp.asarray(m_B, float) / (1.0 + jnp.asarray(mu, float) + jnp.asarray(mu_T, float))
+        return cls(m=0.5 * mu * m_H, m_H=m_H, m_T=mu_T * m_H, **kwargs)
+
+    def tree(self) -> PlanarTree:
+        bodies = [
+            Body("right_leg", -1, 2, self.m, 0.0, (self.l - self.b, 0.0)),
+            Body("hip", 0, -1, self.m_H, 0.0, (0.0, 0.0), (self.l, 0.0)),
+            Body("left_leg", 0, 3, self.m, 0.0, (self.b, 0.0), (self.l, 0.0), sign=-1.0, offset=math.pi),
+            Body("torso", 0, 4, self.m_T, 0.0, (self.l_T, 0.0), (self.l, 0.0), sign=-1.0),
+        ]
+        points = [
+            Point("P_R", 0),
+            Point("H", 0, (self.l, 0.0)),
+            Point("P_L", 2, (self.l, 0.0)),
+            Point("T", 3, (self.l_T, 0.0)),
+        ]
+        return PlanarTree.build(5, bodies, points, self.g)
+
+    def heel_strike_posture(self, q4, q5=0.0) -> Config:
+        """Symmetric heel-strike posture of seed 003 (§4): both feet on the ground, ``q3 = q4/2``."""
+        q4 = jnp.asarray(q4, float)
+        zero = jnp.zeros_like(q4)
+        return jnp.stack([zero, zero, 0.5 * q4, q4, zero + q5])
+
+    def step_length(self, q: Config) -> Scalar:
+        """``L = 2 l sin(q4/2)`` (seed 003, below eq. 23)."""
+        return 2 * self.l * jnp.sin(q[3] / 2)

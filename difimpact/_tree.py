@@ -1,0 +1,202 @@
+"""Planar rigid-body trees: kinematics and dynamics derived from one description.
+
+A tree has a floating base -- the planar position ``(q[0], q[1])`` of the origin of its root bodies --
+and revolute joints. Body ``i`` has an absolute angle measured from the upward vertical, positive toward
+``+x`` (``../shared/CONVENTIONS.md``),
+
+.. math:: \\theta_i = \\theta_{p(i)} + s_i q_{k(i)} + o_i,
+
+(``θ_{p} = 0`` for a root, ``s_i = ±1`` and the constant ``o_i`` are static; ``k(i) = -1`` welds the body to
+its parent). A point fixed in body ``i`` at body coordinates ``(a, p)`` (``a`` along the segment axis
+``e = (sin θ, cos θ)``, ``p`` along ``n = (cos θ, -sin θ)``) is at ``r_i + a e + p n`` where ``r_i`` is the
+body's joint. Everything else follows from the Lagrangian ``T = ½ q̇ᵀ M q̇``, ``V = g Σ m_i y_i``:
+
+.. math:: M(q) = \\sum_i m_i J_i^T J_i + I_i J_{θ,i}^T J_{θ,i},\\qquad
+          c(q, \\dot q) = \\dot M \\dot q - \\partial T / \\partial q + \\partial V / \\partial q,
+
+so that the equations of motion read ``M q̈ + c = τ + Jᵀ F`` (seed 000, eq. 1).
+"""
+
+from typing import NamedTuple, Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+
+
+class Body(NamedTuple):
+    """Description of one body, consumed by :class:`PlanarTree` (parameters may be JAX arrays).
+
+    **Arguments:**
+
+    - `name`: the body's name.
+    - `parent`: index of the parent body, ``-1`` for a root attached to the floating base.
+    - `coord`: index of the joint coordinate in ``q``, ``-1`` for a welded body.
+    - `mass`, `inertia`: mass and centroidal moment of inertia.
+    - `com`: centre of mass in body coordinates ``(along, across)``.
+    - `attach`: joint position in the parent's body coordinates (ignored for roots).
+    - `sign`, `offset`: ``θ = θ_parent + sign q[coord] + offset``.
+    """
+
+    name: str
+    parent: int
+    coord: int
+    mass: object
+    inertia: object = 0.0
+    com: object = (0.0, 0.0)
+    attach: object = (0.0, 0.0)
+    sign: float = 1.0
+    offset: float = 0.0
+
+
+class Point(NamedTuple):
+    """A named point of a body: fixed at body coordinates ``local``, or, with ``radius > 0``, the lowest
+    point of a circular arc (a rolling foot) of that radius centred at ``local``."""
+
+    name: str
+    body: int
+    local: object = (0.0, 0.0)
+    radius: object = 0.0
+
+
+def _unit(theta):
+    return jnp.stack([jnp.sin(theta), jnp.cos(theta)])
+
+
+def _normal(theta):
+    return jnp.stack([jnp.cos(theta), -jnp.sin(theta)])
+
+
+class PlanarTree(eqx.Module):
+    """Kinematics and dynamics of a planar tree of rigid bodies on a floating base (see module docstring).
+
+    Parameters (masses, inertias, offsets, radii, ``g``) are array leaves; the topology is static.
+    Build one from :class:`Body` and :class:`Point` lists with :meth:`PlanarTree.build`.
+    """
+
+    mass: Float[Array, " nb"]
+    inertia: Float[Array, " nb"]
+    com: Float[Array, "nb 2"]
+    attach: Float[Array, "nb 2"]
+    point_local: Float[Array, "np 2"]
+    point_radius: Float[Array, " np"]
+    g: Scalar
+    n: int = eqx.field(static=True)
+    body_names: tuple[str, ...] = eqx.field(static=True)
+    parent: tuple[int, ...] = eqx.field(static=True)
+    coord: tuple[int, ...] = eqx.field(static=True)
+    sign: tuple[float, ...] = eqx.field(static=True)
+    offset: tuple[float, ...] = eqx.field(static=True)
+    point_names: tuple[str, ...] = eqx.field(static=True)
+    point_body: tuple[int, ...] = eqx.field(static=True)
+
+    @classmethod
+    def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g=9.81) -> "PlanarTree":
+        """Assemble a tree with ``n`` generalised coordinates (``q[0:2]`` the base position)."""
+        for i, b in enumerate(bodies):
+            if not -1 <= b.parent < i:
+                raise ValueError(f"body {b.name!r}: parent must precede it (got {b.parent}).")
+            if not (b.coord == -1 or 2 <= b.coord < n):
+                raise ValueError(f"body {b.name!r}: coord {b.coord} outside 2..{n - 1}.")
+        names = [p.name for p in points]
+        if len(set(names)) != len(names):
+            raise ValueError(f"point names must be unique, got {names}.")
+        stack = lambda xs: jnp.stack([jnp.asarray(x, dtype=float) for x in xs])  # noqa: E731
+        return cls(
+            mass=stack([b.mass for b in bodies]),
+            inertia=stack([b.inertia for b in bodies]),
+            com=stack([jnp.stack([jnp.asarray(c, float) for c in b.com]) for b in bodies]),
+            attach=stack([jnp.stack([jnp.asarray(c, float) for c in b.attach]) for b in bodies]),
+            point_local=stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points]),
+            point_radius=stack([p.radius for p in points]),
+            g=jnp.asarray(g, dtype=float),
+            n=n,
+            body_names=tuple(b.name for b in bodies),
+            parent=tuple(b.parent for b in bodies),
+            coord=tuple(b.coord for b in bodies),
+            sign=tuple(float(b.sign) for b in bodies),
+            offset=tuple(float(b.offset) for b in bodies),
+            point_names=tuple(names),
+            point_body=tuple(p.body for p in points),
+        )
+
+    # -- kinematics -------------------------------------------------------------------------------
+    def frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"]]:
+        """Joint positions (body origins) and absolute angles of every body."""
+        origins, angles = [], []
+        for i, par in enumerate(self.parent):
+            theta = self.offset[i] + (0.0 if par < 0 else angles[par])
+            if self.coord[i] >= 0:
+                theta = theta + self.sign[i] * q[self.coord[i]]
+            if par < 0:
+                r = q[:2]
+            else:
+                a, p = self.attach[i]
+                r = origins[par] + a * _unit(angles[par]) + p * _normal(angles[par])
+            origins.append(r)
+            angles.append(jnp.asarray(theta, dtype=q.dtype))
+        return jnp.stack(origins), jnp.stack(angles)
+
+    def body_point(self, q: Config, body: int, local: Float[Array, " 2"]) -> Float[Array, " 2"]:
+        """World position of the point at body coordinates ``local`` of body ``body``."""
+        origins, angles = self.frames(q)
+        th = angles[body]
+        return origins[body] + local[0] * _unit(th) + local[1] * _normal(th)
+
+    def com_positions(self, q: Config) -> Float[Array, "nb 2"]:
+        origins, angles = self.frames(q)
+        return origins + self.com[:, :1] * jax.vmap(_unit)(angles) + self.com[:, 1:] * jax.vmap(_normal)(
+            angles
+        )
+
+    def point_index(self, name: str) -> int:
+        try:
+            return self.point_names.index(name)
+        except ValueError:
+            raise ValueError(f"unknown point {name!r}; this model has {list(self.point_names)}.") from None
+
+    def point_position(self, q: Config, name: str) -> Float[Array, " 2"]:
+        """Position of a named point; for an arc, its lowest point (the contact point on flat ground)."""
+        k = self.point_index(name)
+        centre = self.body_point(q, self.point_body[k], self.point_local[k])
+        return centre - jnp.stack([jnp.zeros_like(centre[0]), self.point_radius[k]])
+
+    def point_jacobian(self, q: Config, name: str) -> Jacobian:
+        """``(2, n)`` Jacobian of the *material* point currently at :meth:`point_position`.
+
+        For an arc the material point is the one touching the ground now, so its velocity is that of
+        the arc centre plus ``ω × (0, -R)``: zero when the foot rolls without slipping.
+        """
+        k = self.point_index(name)
+        body = self.point_body[k]
+        _, angles = self.frames(q)
+        th = angles[body]
+        rad = self.point_radius[k]
+        local = self.point_local[k] + rad * jnp.stack([-jnp.cos(th), jnp.sin(th)])
+        return jax.jacfwd(lambda qq: self.body_point(qq, body, local))(q)
+
+    # -- dynamics ---------------------------------------------------------------------------------
+    def mass_matrix(self, q: Config) -> MassMatrix:
+        jc = jax.jacfwd(self.com_positions)(q)  # (nb, 2, n)
+        jt = jax.jacfwd(lambda qq: self.frames(qq)[1])(q)  # (nb, n)
+        return jnp.einsum("b,bin,bim->nm", self.mass, jc, jc) + jnp.einsum(
+            "b,bn,bm->nm", self.inertia, jt, jt
+        )
+
+    def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
+        return 0.5 * qdot @ self.mass_matrix(q) @ qdot
+
+    def potential_energy(self, q: Config) -> Scalar:
+        return self.g * jnp.sum(self.mass * self.com_positions(q)[:, 1])
+
+    def gravity(self, q: Config) -> Velocity:
+        """Generalised gravity force ``∂V/∂q``."""
+        return jax.grad(self.potential_energy)(q)
+
+    def bias(self, q: Config, qdot: Velocity) -> Velocity:
+        """Bias forces ``c(q, q̇) = Ṁq̇ − ∂T/∂q + ∂V/∂q`` (Coriolis, centrifugal and gravity)."""
+        _, mdot_qdot = jax.jvp(lambda qq: self.mass_matrix(qq) @ qdot, (q,), (qdot,))
+        dtdq = jax.grad(self.kinetic_energy)(q, qdot)
+        return mdot_qdot - dtdq + self.gravity(q)

@@ -1,0 +1,48 @@
+"""Input validation in two tiers (see STYLE.md).
+
+Concrete values are checked in Python and raise ``ValueError`` naming the argument; traced values
+(inside ``jit``/``vmap``/``grad``) are checked with :func:`equinox.error_if`, which raises the same
+message at run time. Both return the validated array so the check cannot be optimised away.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def _is_concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def check(x, bad, message: str):
+    """Return ``x`` unchanged, raising ``ValueError(message)`` wherever ``bad`` is true."""
+    if _is_concrete(bad):
+        if np.any(np.asarray(bad)):
+            raise ValueError(message)
+        return x
+    return eqx.error_if(x, bad, message)
+
+
+def as_float(name: str, x, *, shape=None):
+    """Convert ``x`` to a floating array, checking its shape (static) and finiteness."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be a number or an array of numbers, got {type(x).__name__}.")
+    arr = jnp.asarray(x)
+    if not (jnp.issubdtype(arr.dtype, jnp.floating) or jnp.issubdtype(arr.dtype, jnp.integer)
+            or arr.dtype == bool):
+        raise TypeError(f"`{name}` must have a real dtype, got {arr.dtype}.")
+    if not jnp.issubdtype(arr.dtype, jnp.floating):
+        arr = arr.astype(jnp.result_type(float))
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"`{name}` must have shape {tuple(shape)}, got {arr.shape}.")
+    return check(arr, ~jnp.all(jnp.isfinite(arr)), f"`{name}` contains NaN or infinite entries.")
+
+
+def positive(name: str, x, *, allow_zero: bool = False):
+    """Validate a physical parameter: finite and ``> 0`` (``>= 0`` with ``allow_zero``)."""
+    arr = as_float(name, x)
+    bad = (arr < 0) if allow_zero else (arr <= 0)
+    word = "non-negative" if allow_zero else "positive"
+    return check(arr, jnp.any(bad), f"`{name}` must be {word}, got {x!r}."
+                 if _is_concrete(arr) else f"`{name}` must be {word}.")
