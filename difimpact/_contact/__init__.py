@@ -1,0 +1,1 @@
+"""Contact laws: what happens in finite time at one contact."""

@@ -1,0 +1,1 @@
+"""Impulsive impact maps: what happens in zero time."""
