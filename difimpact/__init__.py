@@ -7,6 +7,7 @@ from ._models import (
     BipedWithTorso as BipedWithTorso,
     CompassGait as CompassGait,
     CrutchWalker as CrutchWalker,
+    TreeModel as TreeModel,
 )
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
 

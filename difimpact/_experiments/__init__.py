@@ -1,0 +1,3 @@
+"""The papers' tables and figures (seeds 000–003), registered for `difimpact reproduce`."""
+
+from .base import REGISTRY as REGISTRY, Check as Check, Experiment as Experiment, Outcome as Outcome, select as select
