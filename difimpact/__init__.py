@@ -2,6 +2,13 @@
 
 import importlib.metadata
 
+from ._impact.constrained import (
+    constrained_impact as constrained_impact,
+    impact as impact,
+    ImpactResults as ImpactResults,
+    ImpactSolution as ImpactSolution,
+    loss_per_distance as loss_per_distance,
+)
 from ._models import (
     AbstractPlanarModel as AbstractPlanarModel,
     BipedWithTorso as BipedWithTorso,

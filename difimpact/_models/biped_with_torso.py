@@ -2,9 +2,9 @@ import math
 
 import jax.numpy as jnp
 
-from .._custom_types import Config, Scalar
+from .._custom_types import Config, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
-from .._validation import positive
+from .._validation import as_float, positive
 from .base import AbstractPlanarModel
 
 
@@ -67,6 +67,17 @@ class BipedWithTorso(AbstractPlanarModel):
         q4 = jnp.asarray(q4, float)
         zero = jnp.zeros_like(q4)
         return jnp.stack([zero, zero, 0.5 * q4, q4, zero + q5])
+
+    def pre_impact_state(self, q4: ScalarLike, q5: ScalarLike | None = None, q3dot: ScalarLike = 1.0
+                         ) -> tuple[Config, Velocity]:
+        """Pre-impact state of seed 003 (§4): :meth:`heel_strike_posture` ``q3 = q4/2``, right foot at rest
+        (``q̇1 = q̇2 = 0``), no relative leg rotation (``q̇4 = 0``), torso not rotating (``q̇5 = q̇3``).
+        ``q5`` defaults to an upright torso, ``q5 = q3`` (§4.1); §4.2 varies it over 0…30° at ``q4 = 30°``."""
+        q4 = as_float("q4", q4, shape=())
+        q3dot = as_float("q3dot", q3dot, shape=())
+        q5 = 0.5 * q4 if q5 is None else as_float("q5", q5, shape=())
+        zero = jnp.zeros_like(q4)
+        return self.heel_strike_posture(q4, q5), jnp.stack([zero, zero, q3dot, zero, q3dot])
 
     def step_length(self, q: Config) -> Scalar:
         """``L = 2 l sin(q4/2)`` (seed 003, below eq. 23)."""
