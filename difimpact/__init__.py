@@ -2,12 +2,42 @@
 
 import importlib.metadata
 
+from ._compliant import (
+    compliant_impact as compliant_impact,
+    CompliantResult as CompliantResult,
+    CompliantResults as CompliantResults,
+    Contact as Contact,
+    History as History,
+    seed000_tip_contact as seed000_tip_contact,
+)
+from ._contact import (
+    AbstractFrictionLaw as AbstractFrictionLaw,
+    AbstractNormalLaw as AbstractNormalLaw,
+    Coulomb as Coulomb,
+    damping_from_restitution as damping_from_restitution,
+    effective_modulus as effective_modulus,
+    hertz_stiffness as hertz_stiffness,
+    HuntCrossley as HuntCrossley,
+    KelvinVoigt as KelvinVoigt,
+    mindlin_stiffness as mindlin_stiffness,
+    RegularisedCoulomb as RegularisedCoulomb,
+    TangentialSpring as TangentialSpring,
+)
 from ._impact.constrained import (
     constrained_impact as constrained_impact,
     impact as impact,
     ImpactResults as ImpactResults,
     ImpactSolution as ImpactSolution,
     loss_per_distance as loss_per_distance,
+)
+from ._impact.frictional import (
+    FRICTIONAL_REGIMES as FRICTIONAL_REGIMES,
+    FrictionalImpact as FrictionalImpact,
+    FrictionalImpactResults as FrictionalImpactResults,
+    ImpulsePath as ImpulsePath,
+    frictional_impact as frictional_impact,
+    frictional_impact_map as frictional_impact_map,
+    impulse_space_path as impulse_space_path,
 )
 from ._models import (
     AbstractPlanarModel as AbstractPlanarModel,

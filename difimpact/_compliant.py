@@ -1,0 +1,389 @@
+r"""The compliant contact phase: contact forces in finite time, integrated with diffrax and events.
+
+Equations of motion with compliant contacts at ground points ``i`` (seed 000, eq. 1 and §4):
+
+.. math:: M(q)\,\ddot q + c(q, \dot q) = \sum_i A_{n,i}^T F_{n,i} + A_{t,i}^T F_{t,i},
+
+``A_{n,i}, A_{t,i}`` the normal (+y) and tangential (+x) rows of the contact Jacobian, ``δ_i = −y_i`` the
+indentation of the point into the flat ground ``y = 0``, ``F_{n,i} = F_n(δ_i, δ̇_i)`` its normal law. With
+exact :class:`~difimpact.Coulomb` friction a sliding contact has ``F_t = −μ σ F_n`` (seed 000, eq. 38) and a
+sticking one the multiplier ``λ`` of the augmented system
+
+.. math:: \begin{bmatrix} M & -A_t^T \\ A_t & 0 \end{bmatrix}
+          \begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
+          \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
+
+(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``.
+
+**Phases and events.** The solve is a chain of at most ``max_phases`` ``diffeqsolve`` calls, a
+``lax.scan`` over phases whose body is skipped (``lax.cond``) once the end is reached, so it works under
+``jit``, ``vmap`` (a finished member then solves over an empty interval) and reverse-mode ``grad``. Each
+phase ends at the first of: contact onset (``δ`` crosses 0 upward), separation (``δ`` or the normal law's
+margin crosses 0), slide → stick (``σ v_t`` reaches 0; the contact sticks if the stick multiplier is inside
+the friction cone, otherwise the sliding reverses), stick → slide (``μF_n − |λ|`` reaches 0), end of
+compression (``v_n = 0`` at the first contact, seed 000's end) or separation of the first contact. All are
+scaled to O(1) (indentation in mm, velocities in m/s, forces in units of the law's force at ``δ = 1 mm``)
+and combined into one event function, their minimum: diffrax then root-finds the **earliest** crossing
+(separate events would let the first in pytree order win when two trigger in one step, diffrax #639),
+and the minimum's active branch gives the correct implicit-function gradient of the event time. The event
+uses an optimistix Newton root finder (without one the event time is not differentiated).
+
+**State and units.** A flat array in mm and ms: ``q − q₀`` [mm, mrad], ``q̇`` [m/s = mm/ms], impulses ``P_n,
+P_t`` [N s], works ``W_n = ∫F_n v_n dt``, ``W_t = ∫F_t v_t dt`` [J] (integrated as states), and the
+tangential displacement ``z`` [mm] of spring friction laws. Integrating ``q − q₀`` lets the relative
+tolerance act on the millimetre-scale indentation instead of on metre-scale coordinates.
+
+**Solver choice** (measured on the crutch walker, seed 000 nominal case, 2-core CPU, float64; see the
+tests): exact Coulomb + Hunt–Crossley is not stiff, so the default is ``Tsit5`` (a few hundred steps at
+``rtol = 1e-8``); smooth friction laws (:class:`~difimpact.RegularisedCoulomb`,
+:class:`~difimpact.TangentialSpring`) are stiff and default to ``Kvaerno5``. Step control is
+``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer rejected steps), the adjoint ``RecursiveCheckpointAdjoint``
+(pass ``diffrax.ForwardMode()`` for ``jax.jacfwd`` with few parameters).
+
+**Peak force.** The maximum of ``F_n`` over the accepted steps (saved with ``SaveAt(steps=True)``, the same
+records as the optional history); its error is that of sampling a smooth peak at the step size.
+"""
+
+from typing import Literal
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optimistix as optx
+
+from ._contact import AbstractFrictionLaw, AbstractNormalLaw, Coulomb, HuntCrossley, hertz_stiffness
+from ._contact.base import DELTA_REF
+from ._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
+from ._models import AbstractPlanarModel
+from ._validation import as_float, check, positive
+
+_MS = 1e-3  # time unit of the integration [s]
+_MM = 1e-3  # length unit of the displacement states [m]
+_TAU_STICK = 0.1  # stick stabilisation time constant [ms]
+_BIG = 1e3  # value of an inactive event component
+
+
+class Contact(eqx.Module):
+    """A ground contact at the model point ``point`` with a normal law and an optional friction law
+    (``None``: frictionless)."""
+
+    point: str = eqx.field(static=True)
+    normal_law: AbstractNormalLaw
+    friction_law: AbstractFrictionLaw | None = None
+
+
+class CompliantResults(eqx.Enumeration):
+    successful = ""
+    max_steps_reached = ("The compliant contact phase hit `max_steps` before its end event (the contact may "
+                         "never close, or the solve is too stiff for the solver).")
+    no_end = "The contact phase did not reach its end event before `t_max` (the contact never closes?)."
+    max_phases_reached = "More contact/stick/slip switches than `max_phases` before the end event."
+
+
+class History(eqx.Module):
+    """Per accepted step records (padded with ``inf`` in ``t`` after the last step): ``t`` [s] from the
+    start, and per contact ``F_n, F_t`` [N], ``v_n, v_t`` [m/s]; shape ``(max_phases * max_steps, ...)``."""
+
+    t: Float[Array, " s"]
+    F_n: Float[Array, "s k"]
+    F_t: Float[Array, "s k"]
+    v_n: Float[Array, "s k"]
+    v_t: Float[Array, "s k"]
+
+
+class CompliantResult(eqx.Module):
+    """Output of :func:`compliant_impact`; per-contact quantities have shape ``(k,)`` in ``contacts`` order.
+
+    - `q`, `qdot`: state at the end event. `duration` [s].
+    - `P_n`, `P_t`: impulses of the normal and tangential forces [N s]; `W_n`, `W_t`: their works [J].
+    - `peak_Fn`: maximum normal force [N] (over accepted steps).
+    - `stick_time`: time [s] of the first slide → stick switch (``inf`` if none); `final_stick`: sticking
+      at the end; `n_phases`: number of phases solved; `result`: a :class:`CompliantResults` item.
+    - `history`: a :class:`History` if requested, else ``None``.
+    """
+
+    q: Config
+    qdot: Velocity
+    duration: Scalar
+    P_n: Float[Array, " k"]
+    P_t: Float[Array, " k"]
+    W_n: Float[Array, " k"]
+    W_t: Float[Array, " k"]
+    peak_Fn: Float[Array, " k"]
+    stick_time: Float[Array, " k"]
+    final_stick: Bool[Array, " k"]
+    n_phases: Int[Array, ""]
+    result: CompliantResults
+    history: History | None
+
+
+class _Modes(eqx.Module):
+    active: Bool[Array, " k"]
+    stick: Bool[Array, " k"]
+    sigma: Float[Array, " k"]
+
+
+def _split(y, n, k):
+    dq, qdot = y[:n], y[n:2 * n]
+    P_n, P_t, W_n, W_t, z = jnp.reshape(y[2 * n:], (5, k))
+    return dq, qdot, P_n, P_t, W_n, W_t, z
+
+
+def _exact(contact):
+    return contact.friction_law is not None and contact.friction_law.exact_stick
+
+
+def _evaluate(model, contacts, q0, y, modes):
+    """Accelerations, contact forces and kinematics at state ``y`` with friction regimes ``modes``."""
+    n, k = q0.shape[0], len(contacts)
+    dq, qdot, *_, z_mm = _split(y, n, k)
+    q = q0 + dq * _MM
+    tree = model.tree()
+    delta, v_n, v_t, A_n, A_t, b_t, F_n, F_free = [], [], [], [], [], [], [], []
+    for i, c in enumerate(contacts):
+        J = tree.point_jacobian(q, c.point)
+        vel = J @ qdot
+        dn = -tree.point_position(q, c.point)[1]
+        fn = c.normal_law.force(dn, -vel[1])
+        law = c.friction_law
+        if law is None:
+            ft = jnp.zeros_like(fn)
+        elif law.exact_stick:
+            ft = -law.mu * modes.sigma[i] * fn
+        else:
+            ft = law.force(fn, vel[0], z_mm[i] * _MM, dn)
+        # Ȧ_t q̇: the tangential acceleration of the contact point at q̈ = 0.
+        bt = jax.jvp(lambda qq: tree.point_jacobian(qq, c.point)[0] @ qdot, (q,), (qdot,))[1]
+        delta.append(dn); v_n.append(vel[1]); v_t.append(vel[0]); A_n.append(J[1]); A_t.append(J[0])
+        b_t.append(bt); F_n.append(fn); F_free.append(ft)
+    delta, v_n, v_t, b_t, F_n, F_free = map(jnp.stack, (delta, v_n, v_t, b_t, F_n, F_free))
+    A_n, A_t = jnp.stack(A_n), jnp.stack(A_t)
+    stick = modes.stick & modes.active
+    s = stick.astype(q.dtype)
+    # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force.
+    top = jnp.concatenate([tree.mass_matrix(q), -A_t.T], axis=1)
+    bottom = jnp.concatenate([s[:, None] * A_t, jnp.diag(1.0 - s)], axis=1)
+    rhs = jnp.concatenate([
+        -tree.bias(q, qdot) + A_n.T @ F_n,
+        s * (-b_t - v_t / (_TAU_STICK * _MS)) + (1.0 - s) * F_free,
+    ])
+    sol = jnp.linalg.solve(jnp.concatenate([top, bottom], axis=0), rhs)
+    qddot, F_t = sol[:n], sol[n:]
+    zdot = jnp.stack([
+        jnp.zeros_like(F_n[i]) if c.friction_law is None
+        else c.friction_law.displacement_rate(F_n[i], v_t[i], z_mm[i] * _MM, delta[i])
+        for i, c in enumerate(contacts)
+    ])
+    return q, qdot, qddot, delta, v_n, v_t, F_n, F_t, zdot
+
+
+def _vector_field(t, y, args):
+    model, contacts, q0, modes = args
+    _, qdot, qddot, _, v_n, v_t, F_n, F_t, zdot = _evaluate(model, contacts, q0, y, modes)
+    return jnp.concatenate([qdot, qddot * _MS, F_n * _MS, F_t * _MS, F_n * v_n * _MS, F_t * v_t * _MS,
+                            zdot])
+
+
+def _components(model, contacts, q0, y, modes, end):
+    """Event components, shape ``(5, k)``, each positive while the phase goes on (see module docs)."""
+    _, _, _, delta, v_n, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y, modes)
+    big = jnp.full_like(delta, _BIG)
+    margin = jnp.stack([c.normal_law.margin(delta[i], -v_n[i]) for i, c in enumerate(contacts)])
+    exact = jnp.array([_exact(c) for c in contacts])
+    mu = jnp.stack([c.friction_law.mu if _exact(c) else jnp.zeros(()) for c in contacts])
+    fref = jnp.stack([c.normal_law.reference_force() for c in contacts])
+    sliding = modes.active & exact & ~modes.stick
+    sticking = modes.active & exact & modes.stick
+    onset = jnp.where(modes.active, big, -delta / DELTA_REF)
+    separation = jnp.where(modes.active, jnp.minimum(delta / DELTA_REF, margin), big)
+    to_stick = jnp.where(sliding, modes.sigma * v_t, big)
+    to_slide = jnp.where(sticking, (mu * F_n - jnp.abs(F_t)) / fref, big)
+    if end == "compression":
+        finish = jnp.where(modes.active[0], -v_n[0], _BIG)
+        separation = separation.at[0].set(jnp.where(modes.active[0], _BIG, separation[0]))
+    else:
+        finish = _BIG
+    finish = big.at[0].set(finish)
+    return jnp.stack([onset, separation, to_stick, to_slide, finish])
+
+
+def _record(model, contacts, q0):
+    def fn(t, y, args):
+        _, _, _, _, v_n, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y, args[3])
+        return F_n, F_t, v_n, v_t
+    return fn
+
+
+def _stick_multiplier(model, contacts, q0, y, modes, i):
+    """Multiplier ``λ_i`` if contact ``i`` were to stick now (the others keep their regimes)."""
+    trial = eqx.tree_at(lambda m: m.stick, modes, modes.stick.at[i].set(True))
+    return _evaluate(model, contacts, q0, y, trial)[7][i]
+
+
+@eqx.filter_jit
+def compliant_impact(
+    model: AbstractPlanarModel,
+    q0: Config,
+    qdot0: Velocity,
+    contacts: tuple[Contact, ...],
+    *,
+    end: Literal["compression", "separation"] = "compression",
+    solver: diffrax.AbstractSolver | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    t_max: float = 0.5,
+    max_steps: int = 4096,
+    max_phases: int = 4,
+    adjoint: diffrax.AbstractAdjoint = diffrax.RecursiveCheckpointAdjoint(),
+    history: bool = False,
+    throw: bool = True,
+) -> CompliantResult:
+    r"""Integrate the compliant contact phase from ``(q0, qdot0)`` to its end event.
+
+    The first contact in ``contacts`` is the impacting one: the phase ends at its end of compression
+    (``v_n = 0``, seed 000 §5) or, with ``end="separation"``, when its normal force returns to zero.
+    The other contacts stay compliant throughout (they may open and close). Forces, switches and units:
+    see the module docstring.
+
+    **Arguments:**
+
+    - `model`: an :class:`~difimpact.AbstractPlanarModel`.
+    - `q0`, `qdot0`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact must
+      not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
+    - `contacts`: tuple of :class:`Contact`.
+    - `end`: ``"compression"`` or ``"separation"``.
+    - `solver`: a diffrax solver; default ``Tsit5`` with exact Coulomb or no friction, ``Kvaerno5`` with
+      smooth friction laws.
+    - `rtol`, `atol`: step-size control tolerances (state in mm, ms, m/s, N s, J).
+    - `t_max` [s]: the phase must end before this time. `max_steps`: steps per phase.
+      `max_phases`: number of phases (contact/stick/slip switches + 1).
+    - `adjoint`: diffrax adjoint. `history`: also return per-step :class:`History`.
+    - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
+
+    **Returns:** a :class:`CompliantResult`.
+    """
+    if end not in ("compression", "separation"):
+        raise ValueError(f"`end` must be 'compression' or 'separation', got {end!r}.")
+    contacts = tuple(contacts)
+    if not contacts or not all(isinstance(c, Contact) for c in contacts):
+        raise ValueError("`contacts` must be a non-empty tuple of `Contact`.")
+    missing = [c.point for c in contacts if c.point not in model.point_names]
+    if missing:
+        raise ValueError(f"`contacts` name points {missing} that the model does not have "
+                         f"(it has {model.point_names}).")
+    n, k = model.n, len(contacts)
+    q0 = as_float("q0", q0, shape=(n,))
+    qdot0 = as_float("qdot0", qdot0, shape=(n,))
+    if solver is None:
+        smooth = any(c.friction_law is not None and not c.friction_law.exact_stick for c in contacts)
+        solver = diffrax.Kvaerno5() if smooth else diffrax.Tsit5()
+
+    y0 = jnp.concatenate([jnp.zeros(n), qdot0, jnp.zeros(5 * k)])
+    no = jnp.zeros(k, dtype=bool)
+    modes0 = _Modes(no, no, jnp.ones(k))
+    _, _, _, delta0, v_n0, v_t0, *_ = _evaluate(model, contacts, q0, y0, modes0)
+    qdot0 = check(qdot0, (delta0[0] >= 0) & (v_n0[0] >= 0),
+                  f"the first contact {contacts[0].point!r} starts in contact (δ ≥ 0) but is already "
+                  "separating (v_n ≥ 0): there is no impact to integrate.")
+    y0 = y0.at[n:2 * n].set(qdot0)
+    active0 = delta0 >= 0
+    exact = jnp.array([_exact(c) for c in contacts])
+    modes0 = _Modes(active0, no, jnp.where(v_t0 >= 0, 1.0, -1.0))
+    # An exact-Coulomb contact that starts loaded and at rest sticks if its multiplier is in the cone.
+    for i, c in enumerate(contacts):
+        if _exact(c):
+            lam = _stick_multiplier(model, contacts, q0, y0, modes0, i)
+            fn = _evaluate(model, contacts, q0, y0, modes0)[6][i]
+            sticks = active0[i] & (v_t0[i] == 0) & (jnp.abs(lam) <= c.friction_law.mu * fn) & (fn > 0)
+            modes0 = _Modes(modes0.active, modes0.stick.at[i].set(sticks),
+                            modes0.sigma.at[i].set(jnp.where(v_t0[i] == 0, -jnp.sign(lam), modes0.sigma[i])))
+
+    term = diffrax.ODETerm(_vector_field)
+    controller = diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4)
+    saveat = diffrax.SaveAt(subs=[diffrax.SubSaveAt(t1=True),
+                                  diffrax.SubSaveAt(steps=True, fn=_record(model, contacts, q0))])
+
+    def cond_fn(t, y, args, **kwargs):
+        model_, contacts_, q0_, modes = args
+        return jnp.min(_components(model_, contacts_, q0_, y, modes, end))
+
+    event = diffrax.Event(cond_fn, optx.Newton(rtol=1e-12, atol=1e-12), direction=False)
+    t_end = positive("t_max", t_max) / _MS
+    mu_all = jnp.stack([c.friction_law.mu if _exact(c) else jnp.zeros(()) for c in contacts])
+    eye = jnp.eye(k, dtype=bool)
+
+    def run(carry):
+        t, y, modes, done, result, count, stick_time = carry
+        sol = diffrax.diffeqsolve(
+            term, solver, t, jnp.where(done, t, t_end), None, y, args=(model, contacts, q0, modes),
+            saveat=saveat, stepsize_controller=controller, event=event, max_steps=max_steps,
+            adjoint=adjoint, throw=False,
+        )
+        t1, y1 = sol.ts[0][-1], sol.ys[0][-1]
+        comps = _components(model, contacts, q0, y1, modes, end)
+        idx = jnp.argmin(comps)
+        row, i = idx // k, idx % k
+        hit = eye[i]
+        _, _, _, _, _, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y1, modes)
+        lam = jnp.stack([_stick_multiplier(model, contacts, q0, y1, modes, j) for j in range(k)])
+        in_cone = jnp.abs(lam) <= mu_all * F_n
+        new_sigma = jnp.select(
+            [row == 0, row == 2, row == 3],
+            [jnp.where(v_t == 0, -jnp.sign(lam), jnp.sign(v_t)), jnp.where(in_cone, modes.sigma, -jnp.sign(lam)),
+             -jnp.sign(F_t)], modes.sigma)
+        becomes_stick = (row == 2) & in_cone
+        new_modes = _Modes(
+            active=jnp.where(hit & (row == 0), True, jnp.where(hit & (row == 1), False, modes.active)),
+            stick=jnp.where(hit & ((row == 1) | (row == 3)), False,
+                            jnp.where(hit & becomes_stick, exact, modes.stick)),
+            sigma=jnp.where(hit, new_sigma, modes.sigma),
+        )
+        # A spring friction law restarts from zero displacement at each contact onset.
+        y1 = y1.at[2 * n + 4 * k:].set(jnp.where(hit & (row == 0), 0.0, y1[2 * n + 4 * k:]))
+        event_done = (row == 4) | ((end == "separation") & (row == 1) & (i == 0))
+        phase_result = CompliantResults.where(
+            sol.result == diffrax.RESULTS.max_steps_reached, CompliantResults.max_steps_reached,
+            CompliantResults.where(sol.result == diffrax.RESULTS.event_occurred, CompliantResults.successful, CompliantResults.no_end))
+        failed = phase_result != CompliantResults.successful
+        stick_time = jnp.where(hit & becomes_stick & jnp.isinf(stick_time), t1, stick_time)
+        records = (sol.ts[1], *sol.ys[1])
+        new = (t1, y1, new_modes, event_done | failed, phase_result, count + 1, stick_time)
+        return new, records
+
+    def skip(carry):
+        inf = jnp.full((max_steps,), jnp.inf)
+        zeros = jnp.zeros((max_steps, k))
+        return carry, (inf, zeros, zeros, zeros, zeros)
+
+    def phase(carry, _):
+        done = carry[3]
+        return jax.lax.cond(done, skip, run, carry)
+
+    t0 = jnp.zeros(())
+    carry0 = (t0, y0, modes0, jnp.array(False), CompliantResults.successful, jnp.array(0), jnp.full(k, jnp.inf))
+    (t1, y1, modes, done, result, count, stick_time), records = jax.lax.scan(
+        phase, carry0, None, length=max_phases)
+    result = CompliantResults.where(done | (result != CompliantResults.successful), result, CompliantResults.max_phases_reached)
+    ts, F_n, F_t, v_n, v_t = (r.reshape((max_phases * max_steps,) + r.shape[2:]) for r in records)
+    saved = jnp.isfinite(ts)[:, None]
+    peak = jnp.max(jnp.where(saved, F_n, -jnp.inf), axis=0)
+    dq, qdot, P_n, P_t, W_n, W_t, _ = _split(y1, n, k)
+    out = CompliantResult(
+        q=q0 + dq * _MM, qdot=qdot, duration=t1 * _MS, P_n=P_n, P_t=P_t, W_n=W_n, W_t=W_t,
+        peak_Fn=jnp.maximum(peak, 0.0), stick_time=stick_time * _MS, final_stick=modes.stick & modes.active,
+        n_phases=count, result=result,
+        history=History(ts * _MS, F_n, F_t, v_n, v_t) if history else None,
+    )
+    if throw:
+        out = result.error_if(out, result != CompliantResults.successful)
+    return out
+
+
+def seed000_tip_contact(kn_factor: float = 1.0, chi_factor: float = 1.0, mu: float = 0.75) -> Contact:
+    """The crutch tip ``Q`` of seed 000 (§5): Hunt–Crossley with Hertz stiffness of an elastomer sphere
+    ``R_s = 0.05 m, E_s = 0.1 GPa, ν_s = 0.5`` on concrete ``E_p = 30 GPa, ν_p = 0.2`` (eqs. 36–37),
+    ``χ = 10⁷ N s/m^2.5``, scaled by ``kn_factor`` and ``chi_factor`` (Table 3), and exact Coulomb
+    friction ``mu``."""
+    k_n = hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2) * as_float("kn_factor", kn_factor)
+    return Contact("Q", HuntCrossley(k_n, 1e7 * as_float("chi_factor", chi_factor)), Coulomb(mu))
