@@ -2,6 +2,15 @@
 
 import importlib.metadata
 
+from ._anthropometry import (
+    AnthropometricTable as AnthropometricTable,
+    DUMAS_2007_FEMALE as DUMAS_2007_FEMALE,
+    DUMAS_2007_MALE as DUMAS_2007_MALE,
+    HatPart as HatPart,
+    scale_segments as scale_segments,
+    SegmentRow as SegmentRow,
+    WINTER_2009 as WINTER_2009,
+)
 from ._compliant import (
     compliant_impact as compliant_impact,
     CompliantResult as CompliantResult,
@@ -44,6 +53,8 @@ from ._models import (
     BipedWithTorso as BipedWithTorso,
     CompassGait as CompassGait,
     CrutchWalker as CrutchWalker,
+    HeelStrikePosture as HeelStrikePosture,
+    SevenLinkHuman as SevenLinkHuman,
     TreeModel as TreeModel,
 )
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point

@@ -1,0 +1,178 @@
+import math
+from typing import NamedTuple
+
+import jax.numpy as jnp
+
+from .._anthropometry import DUMAS_2007_MALE, AnthropometricTable, scale_segments
+from .._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
+from .._tree import Body, PlanarTree, Point
+from .._validation import as_float, check, positive
+from .base import AbstractPlanarModel
+
+_LEGS = ((3, "R"), (6, "L"))  # first coordinate of each leg's hip, knee, ankle
+
+
+class HeelStrikePosture(NamedTuple):
+    """Reference heel-strike posture of normal gait [rad] (seed 002, §2.2 and Fig. 1, after Murray et al. 1964).
+
+    Absolute angles are counter-clockwise (seed 002's sense), thighs measured from the downward vertical:
+
+    - `torso`: the Torso-Pelvis angle θ_n, 0 (upright; seed 002 gives no value and Murray et al. 1964
+      report no trunk angle).
+    - `thigh_R`: leading thigh, +25° (flexed forward: Murray et al. 1964, Part II, hip flexion at heel strike,
+      0 % of the cycle, about 25° for normal men).
+    - `knee_R`: leading knee, −5° (5° of flexion: nearly extended at heel strike, Murray et al. 1964).
+    - `ankle_R`: leading ankle, 0° (neutral at heel strike, Murray et al. 1964).
+    - `thigh_L`: trailing thigh, −20° (extended behind the vertical: near the thigh's peak extension at
+      about 50 % of the cycle, where seed 002, §2.2, reads the trailing-leg angles from Murray et al. 1964).
+    - `knee_L`: trailing knee, −10° (10° of flexion, near the stance minimum, seed 002 §2.2).
+
+    These are approximate readings of normal-gait curves, rounded to 5° (seed 002 prints no values; they
+    were not checked against the original figures of Murray et al. 1964). The trailing ankle is not an
+    input: :meth:`SevenLinkHuman.heel_strike_posture` solves it so that the trailing MH touches the ground.
+    With the defaults (75 kg, 1.77 m, Dumas 2007 male) it comes out at about 19° of dorsiflexion with the
+    trailing heel 4 cm off the ground, and the heel-to-heel step is 0.73 m.
+    """
+
+    torso: float = 0.0
+    thigh_R: float = math.radians(25.0)
+    knee_R: float = math.radians(-5.0)
+    ankle_R: float = 0.0
+    thigh_L: float = math.radians(-20.0)
+    knee_L: float = math.radians(-10.0)
+
+
+class SevenLinkHuman(AbstractPlanarModel):
+    """Seven-link sagittal human model of seed 002 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
+    shanks and two feet joined by revolute hips, knees and ankles.
+
+    Coordinates (seed 002, eq. 1) ``q = [x, y, θ, θ_H^R, θ_K^R, θ_A^R, θ_H^L, θ_K^L, θ_A^L]``: ``(x, y)`` the
+    lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and
+    ankle angles of the right (leading) and left (trailing) legs, each relative to the preceding segment.
+    **All angles are counter-clockwise** (x forward, y up), as seed 002 fixes them: "negative values of θ
+    indicate that the torso is leaning forward" (§4.2) and a negative trailing-ankle velocity ω0 "pushes the
+    body upwards" (§4.1). This is the opposite of the clockwise sense of ``../shared/CONVENTIONS.md``, kept
+    so that ω0, Δθ and the joint rates of seed 002 carry the paper's signs. Zero joint angles are upright
+    standing (thighs and shanks along the torso axis, foot neutral); hip flexion, knee extension and ankle
+    dorsiflexion are positive, so knee flexion is negative.
+
+    Named points: ``LJC``; per side ``s ∈ {R, L}``: hip ``H_s`` (both hips coincide in the sagittal plane),
+    knee ``K_s``, ankle ``A_s``, heel ``CAL_s`` and metatarsal heads ``MH_s``.
+
+    **Arguments:**
+
+    - `body_mass` [kg] (75, seed 002 §2.1), `height` [m] (1.77: the mean stature of Dumas et al. 2007's male
+      sample, so that the default reproduces its mean subject's segment lengths).
+    - `table`: an :class:`~difimpact.AnthropometricTable`, default ``DUMAS_2007_MALE`` (seed 002 uses Dumas
+      et al. 2007); ``WINTER_2009`` is the alternative. See :func:`~difimpact.scale_segments`.
+    - Overrides (keyword-only, taking precedence over the table), order HAT, thigh, shank, foot:
+      `masses` ``(4,)`` [kg], `inertias` ``(4,)`` centroidal [kg m²], `com` ``(4, 2)`` centres of mass
+      ``(anterior, superior)`` from the proximal joint (HAT: from the LJC) in upright standing [m];
+      `lengths` ``(2,)`` thigh and shank [m]; `hip` ``(2,)`` HJC from the LJC; `heel`, `mh` ``(2,)`` CAL and
+      MH from the ankle, foot neutral [m].
+    - `g`: gravity [m/s²].
+    """
+
+    masses: Float[Array, " 4"]
+    inertias: Float[Array, " 4"]
+    com: Float[Array, "4 2"]
+    lengths: Float[Array, " 2"]
+    hip: Float[Array, " 2"]
+    heel: Float[Array, " 2"]
+    mh: Float[Array, " 2"]
+    g: Scalar
+    coordinate_names = ("x", "y", "theta", "theta_H_R", "theta_K_R", "theta_A_R", "theta_H_L", "theta_K_L",
+                        "theta_A_L")
+
+    def __init__(self, body_mass: ScalarLike = 75.0, height: ScalarLike = 1.77,
+                 table: AnthropometricTable = DUMAS_2007_MALE, *, masses=None, inertias=None, com=None,
+                 lengths=None, hip=None, heel=None, mh=None, g: ScalarLike = 9.81):
+        s = scale_segments(table, body_mass, height)
+        segs = (s.hat, s.thigh, s.shank, s.foot)
+
+        def pick(name, value, default, shape):
+            return as_float(name, default if value is None else value, shape=shape)
+
+        self.masses = positive("masses", pick("masses", masses, jnp.stack([x.mass for x in segs]), (4,)))
+        self.inertias = positive("inertias", pick("inertias", inertias, jnp.stack([x.inertia for x in segs]),
+                                                  (4,)))
+        self.com = pick("com", com, jnp.stack([x.com for x in segs]), (4, 2))
+        self.lengths = positive("lengths", pick("lengths", lengths, jnp.stack([s.thigh.length, s.shank.length]),
+                                                (2,)))
+        self.hip = pick("hip", hip, s.hip, (2,))
+        self.heel = pick("heel", heel, s.heel, (2,))
+        self.mh = pick("mh", mh, s.mh, (2,))
+        self.g = positive("g", g, allow_zero=True)
+
+    def tree(self) -> PlanarTree:
+        m, inertia, c = self.masses, self.inertias, self.com
+        # Body coordinates are (along, across) with "along" pointing from the joint to the distal end: the
+        # HAT points up, (along, across) = (superior, anterior); leg segments point down, = (−sup., −ant.).
+        up = lambda v: (v[1], v[0])  # noqa: E731
+        down = lambda v: (-v[1], -v[0])  # noqa: E731
+        bodies = [Body("hat", -1, 2, m[0], inertia[0], up(c[0]), sign=-1.0)]
+        points = [Point("LJC", 0)]
+        for k, side in _LEGS:
+            b = len(bodies)
+            bodies += [
+                Body(f"thigh_{side}", 0, k, m[1], inertia[1], down(c[1]), up(self.hip), -1.0, math.pi),
+                Body(f"shank_{side}", b, k + 1, m[2], inertia[2], down(c[2]), (self.lengths[0], 0.0), -1.0),
+                Body(f"foot_{side}", b + 1, k + 2, m[3], inertia[3], down(c[3]), (self.lengths[1], 0.0), -1.0),
+            ]
+            points += [
+                Point(f"H_{side}", b),
+                Point(f"K_{side}", b + 1),
+                Point(f"A_{side}", b + 2),
+                Point(f"CAL_{side}", b + 2, down(self.heel)),
+                Point(f"MH_{side}", b + 2, down(self.mh)),
+            ]
+        return PlanarTree.build(9, bodies, points, self.g)
+
+    def heel_strike_posture(self, torso: ScalarLike | None = None,
+                            posture: HeelStrikePosture = HeelStrikePosture()) -> Config:
+        """Heel-strike configuration with the leading heel ``CAL_R`` and the trailing ``MH_L`` on the ground.
+
+        The thighs keep their absolute angles from `posture` whatever the Torso-Pelvis angle `torso`
+        (default ``posture.torso``), so ``θ_H = thigh − θ``: varying θ moves the torso only, as in seed 002's
+        simulation group II (§4.2). ``x = 0``; ``y`` puts ``CAL_R`` on the ground; the trailing ankle angle
+        ``θ_A^L`` puts ``MH_L`` on the ground, in closed form: with the foot rotated by β (counter-clockwise)
+        from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with ``(ρ, γ)`` the polar form of ``mh``, so
+        ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
+        """
+        theta = as_float("torso", posture.torso if torso is None else torso, shape=())
+        zero = jnp.zeros_like(theta)
+        p = posture
+        q = jnp.stack([zero, zero, theta, p.thigh_R - theta, zero + p.knee_R, zero + p.ankle_R,
+                       p.thigh_L - theta, zero + p.knee_L, zero])
+        tree = self.tree()
+        q = q.at[1].set(-tree.point_position(q, "CAL_R")[1])
+        ankle = tree.point_position(q, "A_L")
+        rho = jnp.linalg.norm(self.mh)
+        ratio = check(-ankle[1] / rho, jnp.abs(ankle[1]) > rho,
+                      "the trailing foot cannot reach the ground in this posture (ankle higher than |mh|).")
+        beta = jnp.arcsin(ratio) - jnp.arctan2(self.mh[1], self.mh[0])
+        return q.at[8].set(beta - (theta + q[6] + q[7]))
+
+    def heel_strike_state(self, omega0: ScalarLike = -1.0, torso: ScalarLike | None = None, *,
+                          v0: ScalarLike = 1.61,
+                          posture: HeelStrikePosture = HeelStrikePosture()) -> tuple[Config, Velocity]:
+        """Pre-impact state of seed 002 (§2.2, eq. 3): configuration from :meth:`heel_strike_posture`, and
+        ``q̇⁻`` the solution of the nine linear kinematic conditions
+
+        .. math:: \\dot\\theta_H^R = 0,\\; v_x(LJC) = v_0,\\; v_x(CAL^R) = 0,\\; \\dot\\theta_K^R = \\dot\\theta_A^R = 0,
+                  \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
+
+        with ``v0 = 1.61 m/s`` (seed 002 §2.2) and the push-off rate `omega0` (−1 rad/s in seed 002 §4.2-4.3;
+        negative pushes the body up). Differentiable in `omega0`, `torso`, `v0` and the model parameters.
+        """
+        q = self.heel_strike_posture(torso, posture)
+        omega0 = as_float("omega0", omega0, shape=())
+        v0 = as_float("v0", v0, shape=())
+        tree = self.tree()
+        unit = jnp.eye(9, dtype=q.dtype)
+        cal = tree.point_jacobian(q, "CAL_R")
+        mh = tree.point_jacobian(q, "MH_L")
+        a = jnp.stack([unit[3], unit[0], cal[0], unit[4], unit[5], mh[0], mh[1], unit[7], unit[8]])
+        zero = jnp.zeros_like(v0)
+        b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, zero + omega0])
+        return q, jnp.linalg.solve(a, b)

@@ -1,0 +1,232 @@
+"""SevenLinkHuman (seed 002) and the anthropometric tables.
+
+Independent references: the published table numbers typed here, Pinocchio's CRBA on the same chain written
+as URDF, finite differences of point positions, and the exact linearity of T in body mass.
+"""
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difimpact as di
+
+from .helpers import central_difference
+
+pin = pytest.importorskip("pinocchio")
+
+# Jitted once per module (the point name is static): eager op-by-op evaluation dominates otherwise.
+_point = eqx.filter_jit(lambda human, q, name: human.point(q, name))
+_mass_matrices = eqx.filter_jit(lambda human, qs: jax.vmap(human.mass_matrix)(qs))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return di.SevenLinkHuman()
+
+
+@pytest.fixture(scope="module")
+def postures():
+    rng = np.random.default_rng(7)
+    q = rng.uniform(-1.2, 1.2, size=(12, 9))
+    q[:, :2] = rng.uniform(-1.0, 1.0, size=(12, 2))
+    return jnp.asarray(q)
+
+
+# -- anthropometry ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "table, body_mass, height",
+    [(di.DUMAS_2007_MALE, 75.0, 1.77), (di.DUMAS_2007_FEMALE, 61.9, 1.61), (di.WINTER_2009, 82.0, 1.90)],
+)
+def test_total_mass(table, body_mass, height):
+    human = di.SevenLinkHuman(body_mass, height, table)
+    assert float(human.masses[0] + 2 * jnp.sum(human.masses[1:])) == pytest.approx(body_mass, rel=1e-14)
+    # The mass matrix's translational block is the total mass times the identity.
+    m = _mass_matrices(human, jnp.asarray([[0.1, 0.9, 0.2, 0.3, -0.4, 0.1, -0.2, -0.3, 0.2]]))[0]
+    np.testing.assert_allclose(np.asarray(m[:2, :2]), body_mass * np.eye(2), rtol=1e-13, atol=1e-12)
+
+
+def test_dumas_male_reproduces_published_numbers():
+    # Dumas et al. (2007), Table 2, males (mean stature 1770 mm): thigh 432 mm, 12.3 %, COM (-4.1, -42.9) %,
+    # r_zz 30 %; leg 433 mm, 4.8 %, r_zz 28 %; foot 183 mm (AJC-MH), 1.2 %, r_zz 36 %; pelvis 94 mm.
+    s = di.scale_segments(di.DUMAS_2007_MALE, 75.0, 1.77)
+    assert float(s.thigh.mass) == pytest.approx(0.123 * 75)
+    assert float(s.shank.mass) == pytest.approx(0.048 * 75)
+    assert float(s.foot.mass) == pytest.approx(0.012 * 75)
+    assert float(s.thigh.length) == pytest.approx(0.432)
+    assert float(s.shank.length) == pytest.approx(0.433)
+    assert float(jnp.linalg.norm(s.mh)) == pytest.approx(0.183)
+    np.testing.assert_allclose(np.asarray(s.thigh.com), [-0.041 * 0.432, -0.429 * 0.432])
+    np.testing.assert_allclose(np.asarray(s.hip), [0.0, -0.094])
+    assert float(s.thigh.inertia) == pytest.approx(0.123 * 75 * (0.30 * 0.432) ** 2)
+    assert float(s.foot.inertia) == pytest.approx(0.012 * 75 * (0.36 * 0.183) ** 2)
+    # HAT = head 6.7 + torso 33.3 + pelvis 14.2 + 2 (arm 2.4 + forearm 1.7 + hand 0.6) = 63.6 % published;
+    # it takes the remainder 100 - 2 (12.3 + 4.8 + 1.2) = 63.4 %.
+    assert float(s.hat.mass) / 75 == pytest.approx(0.634)
+    # Lengths scale with height, masses and inertias with mass (and inertia with length squared).
+    t = di.scale_segments(di.DUMAS_2007_MALE, 90.0, 1.90)
+    assert float(t.thigh.length) == pytest.approx(0.432 * 1.90 / 1.77)
+    assert float(t.hat.inertia) == pytest.approx(float(s.hat.inertia) * (90 / 75) * (1.90 / 1.77) ** 2)
+
+
+def test_winter_reproduces_published_numbers():
+    # Winter (2009) Table 4.1: thigh 0.100, COM 0.433 from proximal, rho_cg 0.323; leg 0.0465, 0.433, 0.302;
+    # HAT 0.678. Fig. 4.1: hip 0.530 H, knee 0.285 H, ankle 0.039 H.
+    s = di.scale_segments(di.WINTER_2009, 80.0, 1.80)
+    assert float(s.thigh.mass) == pytest.approx(8.0)
+    assert float(s.shank.mass) == pytest.approx(0.0465 * 80)
+    assert float(s.hat.mass) == pytest.approx(0.678 * 80)
+    assert float(s.thigh.length) == pytest.approx(0.245 * 1.80)
+    assert float(s.shank.length) == pytest.approx(0.246 * 1.80)
+    assert float(s.thigh.com[1]) == pytest.approx(-0.433 * 0.245 * 1.80)
+    assert float(s.thigh.inertia) == pytest.approx(8.0 * (0.323 * 0.245 * 1.80) ** 2)
+    assert float(-s.mh[1]) == pytest.approx(0.039 * 1.80)
+
+
+def test_hat_lumping_agrees_with_winter():
+    # Two independent data sets: Dumas's lumped HAT centre of mass above the hip against Winter's HAT
+    # (0.626 of greater trochanter to glenohumeral joint, 0.288 H). Same subject, 5 % tolerance.
+    d = di.scale_segments(di.DUMAS_2007_MALE, 75.0, 1.77)
+    dumas_above_hip = float(d.hat.com[1] - d.hip[1])
+    assert dumas_above_hip == pytest.approx(0.626 * 0.288 * 1.77, rel=0.05)
+
+
+# -- dynamics -----------------------------------------------------------------------------------------------
+def test_mass_matrix_symmetric_positive_definite(model, postures):
+    ms = np.asarray(_mass_matrices(model, postures))
+    np.testing.assert_allclose(ms, np.swapaxes(ms, 1, 2), atol=1e-13)
+    assert np.linalg.eigvalsh(ms).min() > 1e-4
+
+
+def _urdf(human: di.SevenLinkHuman) -> str:
+    """The seven-link chain as URDF: every link frame is parallel to the world in upright standing (x anterior,
+    y up), every joint a z-revolute (counter-clockwise positive), base = prismatic x, prismatic y, revolute z."""
+    m, inertia, com = (np.asarray(a) for a in (human.masses, human.inertias, human.com))
+    lengths, hip = np.asarray(human.lengths), np.asarray(human.hip)
+
+    def link(name, k=None):
+        if k is None:
+            return f'<link name="{name}"/>'
+        return (f'<link name="{name}"><inertial><origin xyz="{com[k, 0]:.17g} {com[k, 1]:.17g} 0"/>'
+                f'<mass value="{m[k]:.17g}"/><inertia ixx="1" iyy="1" izz="{inertia[k]:.17g}" ixy="0" ixz="0" '
+                f'iyz="0"/></inertial></link>')
+
+    def joint(name, kind, parent, child, xyz=(0.0, 0.0), axis="0 0 1"):
+        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+                f'<origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} 0"/><axis xyz="{axis}"/>'
+                f'<limit lower="-100" upper="100" effort="0" velocity="0"/></joint>')
+
+    parts = [link("world"), link("bx"), link("by"), link("hat", 0),
+             joint("x", "prismatic", "world", "bx", axis="1 0 0"),
+             joint("y", "prismatic", "bx", "by", axis="0 1 0"),
+             joint("theta", "revolute", "by", "hat")]
+    for s in ("R", "L"):
+        parts += [link(f"thigh_{s}", 1), link(f"shank_{s}", 2), link(f"foot_{s}", 3),
+                  joint(f"theta_H_{s}", "revolute", "hat", f"thigh_{s}", hip),
+                  joint(f"theta_K_{s}", "revolute", f"thigh_{s}", f"shank_{s}", (0.0, -lengths[0])),
+                  joint(f"theta_A_{s}", "revolute", f"shank_{s}", f"foot_{s}", (0.0, -lengths[1]))]
+    return '<robot name="seven_link">' + "".join(parts) + "</robot>"
+
+
+@pytest.mark.parametrize("table", [di.DUMAS_2007_MALE, di.WINTER_2009])
+def test_mass_matrix_against_pinocchio(table, postures):
+    human = di.SevenLinkHuman(70.0, 1.72, table)
+    pmodel = pin.buildModelFromXML(_urdf(human))
+    data = pmodel.createData()
+    idx = [pmodel.idx_qs[pmodel.getJointId(name)] for name in human.coordinate_names]
+    assert sorted(idx) == list(range(9))
+    ours = np.asarray(_mass_matrices(human, postures))
+    for q, m in zip(np.asarray(postures), ours):
+        qp = np.zeros(9)
+        qp[idx] = q
+        ref = pin.crba(pmodel, data, qp)
+        ref = np.triu(ref) + np.triu(ref, 1).T
+        np.testing.assert_allclose(m, ref[np.ix_(idx, idx)], rtol=0, atol=1e-10)
+
+
+def test_point_jacobians_match_finite_differences(model, postures):
+    q = postures[3]
+    for name in ("CAL_R", "MH_L", "K_L", "A_R"):
+        fd = central_difference(lambda qq: _point(model, qq, name), q)
+        np.testing.assert_allclose(np.asarray(model.point_jacobian(q, name)), fd, atol=1e-8)
+
+
+# -- heel-strike state (seed 002, eq. 3) --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def state_fn(model):
+    return eqx.filter_jit(lambda w, t: model.heel_strike_state(w, t))
+
+
+@pytest.mark.parametrize("omega0, dtheta", [(-1.0, 0.0), (0.5, math.radians(-10.0))])
+def test_heel_strike_state(model, state_fn, omega0, dtheta):
+    q, qdot = state_fn(jnp.asarray(omega0), jnp.asarray(dtheta))
+    pos = lambda name: (lambda t: _point(model, q + t * qdot, name))  # noqa: E731
+    assert abs(float(model.point(q, "CAL_R")[1])) < 1e-12
+    assert abs(float(model.point(q, "MH_L")[1])) < 1e-12
+    # Velocities by finite differences of positions along q̇ (not through the Jacobian).
+    vel = lambda name: central_difference(pos(name), jnp.asarray(0.0))  # noqa: E731
+    np.testing.assert_allclose(vel("MH_L"), [0.0, 0.0], atol=1e-8)
+    assert abs(vel("CAL_R")[0]) < 1e-8
+    assert vel("CAL_R")[1] < 0  # the heel is falling onto the ground
+    assert vel("LJC")[0] == pytest.approx(1.61, abs=1e-8)
+    np.testing.assert_allclose(np.asarray(qdot)[[3, 4, 5, 7, 8]], [0, 0, 0, 0, omega0], atol=1e-12)
+    # Leading heel ahead of the trailing MH, trailing heel raised.
+    assert float(model.point(q, "CAL_R")[0]) > float(model.point(q, "MH_L")[0]) + 0.3
+    assert float(model.point(q, "CAL_L")[1]) > 0
+    assert float(q[2]) == pytest.approx(dtheta)
+
+
+def test_torso_angle_moves_only_the_torso(model):
+    # The thighs keep their absolute orientation: the hip-to-knee vectors do not change with θ.
+    q0 = model.heel_strike_posture(0.0)
+    q1 = model.heel_strike_posture(math.radians(-12.0))
+    for s in ("R", "L"):
+        d0 = model.point(q0, f"K_{s}") - model.point(q0, f"H_{s}")
+        d1 = model.point(q1, f"K_{s}") - model.point(q1, f"H_{s}")
+        np.testing.assert_allclose(np.asarray(d1), np.asarray(d0), atol=1e-14)
+
+
+def test_gradients_with_respect_to_body_mass_and_height(state_fn):
+    q, qdot = state_fn(jnp.asarray(-1.0), jnp.asarray(0.0))
+
+    @jax.jit
+    def energy(body_mass, height):
+        return di.SevenLinkHuman(body_mass, height).kinetic_energy(q, qdot)
+
+    m0, h0 = jnp.asarray(75.0), jnp.asarray(1.77)
+    gm, gh = jax.jit(jax.grad(energy, argnums=(0, 1)))(m0, h0)
+    # At fixed (q, q̇) every mass and inertia is proportional to body mass: dT/dm_B = T/m_B exactly.
+    assert float(gm) == pytest.approx(float(energy(m0, h0)) / 75.0, rel=1e-12)
+    fd = central_difference(lambda h: energy(m0, h), h0)
+    assert float(gh) == pytest.approx(float(fd), rel=1e-6)
+
+
+# -- bad input ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"body_mass": -75.0}, "body_mass"),
+        ({"height": 0.0}, "height"),
+        ({"masses": [40.0, -9.0, 3.6, 0.9]}, "masses"),
+        ({"lengths": [0.43, 0.0]}, "lengths"),
+        ({"com": [0.0, 0.1]}, "com"),
+    ],
+)
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        di.SevenLinkHuman(**kwargs)
+
+
+def test_bad_body_mass_under_jit():
+    with pytest.raises(Exception, match="body_mass"):
+        eqx.filter_jit(lambda m: di.SevenLinkHuman(m).masses)(jnp.asarray(-1.0))
+
+
+def test_bad_q_and_point(model):
+    with pytest.raises(ValueError, match="shape"):
+        model.mass_matrix(jnp.zeros(8))
+    with pytest.raises(ValueError, match="unknown point"):
+        model.point(jnp.zeros(9), "toe")
