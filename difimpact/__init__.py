@@ -57,6 +57,7 @@ from ._models import (
     SevenLinkHuman as SevenLinkHuman,
     TreeModel as TreeModel,
 )
+from ._sweep import grid as grid, sweep as sweep
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
 
 try:

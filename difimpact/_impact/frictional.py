@@ -1,0 +1,282 @@
+"""Single-point planar impact with Coulomb friction, ended by ``v_n(Q)⁺ = 0`` (seed 000, §3).
+
+With the normal impulse ``P_n`` as the independent variable (seed 000, §3.2; seed 001, §3.2) the impact
+is at most two phases, each linear in ``P_n``:
+
+.. math:: M\\,d\\dot q = (A_n^T + \\tau A_t^T)\\,dP_n,\\qquad
+          \\tau = \\frac{dP_t}{dP_n} = \\begin{cases} -\\mu\\sigma & \\text{sliding (eq. 19)}\\\\
+          -w_{nt}/w_{tt} & \\text{sticking (eq. 17)}\\end{cases}
+
+with the Delassus entries ``w_ij = A_i M⁻¹ A_jᵀ``. The regime of Table 2 follows from the state: the first
+phase slides in the direction of ``v_t⁻`` (or, from rest, sticks when ``μ ≥ μ_c`` and otherwise slides in
+the direction of ``w_nt``); it ends either with ``v_n = 0`` (the impact ends) or with ``v_t = 0`` (eq. 28), after
+which the contact sticks when ``μ ≥ μ_c`` and slides back otherwise (eq. 27).
+
+Why friction always stops the approach here: while sliding in the direction ``σ`` of ``v_t⁻``, the normal
+rate ``k_σ = w_nn − μσw_nt`` can be ``≤ 0`` (the approach speeds up), but that needs ``μσw_nt ≥ w_nn``, hence
+``μ w_tt > σw_nt`` whenever ``w_nn w_tt > w_nt²``, so ``v_t`` reaches zero first and sticking (rate
+``w_nn − w_nt²/w_tt > 0``) ends the impact. After reversal, or sliding from rest, the rate is
+``w_nn − μ|w_nt| > 0``. Only a Delassus matrix that is not positive definite (``M`` not positive definite)
+leaves a final phase whose normal velocity does not grow; that is reported as
+``FrictionalImpactResults.approach_not_stopped``, never returned as a negative or infinite impulse.
+
+Gradients: every quantity is a piecewise closed form selected with ``jnp.where``; inside a regime it is
+smooth. At a regime boundary (``μ = μ_c``, the switch impulse reaching ``P_n⁺``, ``v_t⁻ = 0``) the map is
+continuous but only one-sided differentiable, and ``jax.grad`` returns the derivative of the regime that the
+state was classified in.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
+from .._models.base import AbstractPlanarModel
+from .._validation import as_float, check
+
+FRICTIONAL_REGIMES: tuple[str, ...] = ("stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest")
+"""Names of the regime codes of :class:`FrictionalImpact` (seed 000, Table 2), indexed by code."""
+
+_STICK, _SLIDE, _REVERSAL, _SLIDE_STICK, _FROM_REST = range(5)
+
+
+class FrictionalImpactResults(eqx.Enumeration):
+    """Outcome of :func:`frictional_impact_map`."""
+
+    successful = ""
+    approach_not_stopped = (
+        "friction cannot stop the normal approach: the normal velocity of the contact point does not "
+        "grow with the normal impulse in the final phase (A M⁻¹ Aᵀ is not positive definite; check M and "
+        "the contact rows)."
+    )
+
+
+class FrictionalImpact(eqx.Module):
+    """Result of a frictional single-point impact (seed 000, §3.1). Every field may carry batch axes.
+
+    - `qdot_plus`: post-impact velocities ``q̇⁺`` (eqs. 6, 21, 30).
+    - `normal_impulse`, `tangential_impulse`: ``P_n⁺ ≥ 0`` and ``P_t⁺`` with ``|P_t⁺| ≤ μ P_n⁺``.
+    - `normal_work`, `tangential_work`: ``W_n⁺``, ``W_t⁺`` (eqs. 15–34), summing to ``ΔT = T⁺ − T⁻``.
+    - `regime`: integer code, ``FRICTIONAL_REGIMES[regime]`` its name.
+    - `switch_impulse`: ``P_n`` at the end of the first phase (eq. 28, ``P_n^σ``); equal to ``P_n⁺`` for
+      the single-phase regimes ``stick``, ``slide`` and ``slide-from-rest``.
+    - `mu_c`: critical friction coefficient (eq. 8).
+    - `result`: :class:`FrictionalImpactResults` item.
+
+    The remaining fields describe the two linear phases in ``P_n`` and are used by :meth:`at` and
+    :func:`impulse_space_path`: `jacobian` ``[A_n; A_t]``, `qdot_minus`, the slopes ``dq̇/dP_n`` of each
+    phase (`slopes`, ``(2, n)``) and ``dP_t/dP_n`` (`tangent_rates`, ``(2,)``).
+    """
+
+    qdot_plus: Velocity
+    normal_impulse: Scalar
+    tangential_impulse: Scalar
+    normal_work: Scalar
+    tangential_work: Scalar
+    regime: Int[Array, ""]
+    switch_impulse: Scalar
+    mu_c: Scalar
+    result: FrictionalImpactResults
+    jacobian: Float[Array, "2 n"]
+    qdot_minus: Velocity
+    slopes: Float[Array, "2 n"]
+    tangent_rates: Float[Array, " 2"]
+
+    @property
+    def regime_name(self) -> str:
+        """Name of the regime of an unbatched result."""
+        return FRICTIONAL_REGIMES[int(self.regime)]
+
+    @property
+    def energy_change(self) -> Scalar:
+        """``ΔT = W_n⁺ + W_t⁺`` (seed 000, eq. 39)."""
+        return self.normal_work + self.tangential_work
+
+    def at(self, pn: ScalarLike) -> tuple[Velocity, Scalar, Scalar, Scalar]:
+        """State at normal impulse ``pn`` (``0 ≤ pn ≤ P_n⁺``) of an unbatched result: ``(q̇, P_t, W_n, W_t)``.
+
+        Exact: ``q̇`` and ``P_t`` are piecewise linear in ``P_n``, the works piecewise quadratic,
+        ``W_n = ∫ v_n dP_n`` and ``W_t = ∫ v_t dP_t`` (seed 000, eqs. 15–16, 31–32).
+        """
+        p1 = jnp.minimum(pn, self.switch_impulse)
+        p2 = jnp.maximum(pn - self.switch_impulse, 0.0)
+        d1, d2 = self.slopes
+        t1, t2 = self.tangent_rates
+        v0 = self.jacobian @ self.qdot_minus
+        g1, g2 = self.jacobian @ d1, self.jacobian @ d2
+        vi = v0 + g1 * self.switch_impulse
+        # ∫ v dP_n over each phase (v linear in P_n); W_t weights v_t by dP_t/dP_n.
+        i1 = v0 * p1 + 0.5 * g1 * p1**2
+        i2 = vi * p2 + 0.5 * g2 * p2**2
+        qdot = self.qdot_minus + p1 * d1 + p2 * d2
+        return qdot, t1 * p1 + t2 * p2, i1[0] + i2[0], t1 * i1[1] + t2 * i2[1]
+
+
+def _safe_div(num, den, ok):
+    """``num / den`` where ``ok``, else ``inf``; the double ``where`` keeps gradients finite."""
+    return jnp.where(ok, num / jnp.where(ok, den, 1.0), jnp.inf)
+
+
+def _sign(x):
+    return jnp.where(x >= 0, 1.0, -1.0)
+
+
+def frictional_impact_map(
+    mass_matrix: MassMatrix,
+    a_n: Velocity,
+    a_t: Velocity,
+    qdot_minus: Velocity,
+    mu: ScalarLike,
+    *,
+    rest_tol: float = 1e-9,
+    throw: bool = True,
+) -> FrictionalImpact:
+    """Frictional single-point impact ended by ``v_n⁺ = 0`` (seed 000, eq. 3), regime from the state.
+
+    With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (seed 000, eq. 8). Each
+    phase integrates ``M dq̇ = (A_nᵀ + τ A_tᵀ) dP_n`` exactly (eqs. 17, 20): sliding ``τ = −μσ`` with
+    ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at ``P_n^σ = −A_t q̇⁻ / A_t M⁻¹(A_nᵀ − μσA_tᵀ)``
+    (eq. 28), then sticking (end state eq. 10) or reversal (eqs. 29–30); works from eqs. 18, 24–25, 31–32.
+
+    **Arguments:**
+
+    - `mass_matrix`: ``(n, n)`` symmetric positive definite ``M``.
+    - `a_n`, `a_t`: ``(n,)`` normal and tangential rows of the contact Jacobian (eq. 2).
+    - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
+    - `mu`: friction coefficient ``μ ≥ 0``.
+    - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``.
+    - `throw`: raise on ``FrictionalImpactResults.approach_not_stopped``; otherwise return it in `result`, with zero impulses.
+
+    **Returns:** a :class:`FrictionalImpact`.
+    """
+    M = as_float("mass_matrix", mass_matrix)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"`mass_matrix` must be square (n, n), got shape {M.shape}.")
+    n = M.shape[0]
+    a_n = as_float("a_n", a_n, shape=(n,))
+    a_t = as_float("a_t", a_t, shape=(n,))
+    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(n,))
+    mu = as_float("mu", mu, shape=())
+    mu = check(mu, mu < 0, "`mu` must be non-negative.")
+    A = jnp.stack([a_n, a_t])
+    X = jnp.linalg.solve(M, A.T)  # M⁻¹ Aᵀ, (n, 2)
+    w = A @ X
+    w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
+    w_tt = check(w_tt, ~(w_tt > 0), "`a_t` gives A_t M⁻¹ A_tᵀ <= 0: the tangential row must be nonzero and "
+                 "`mass_matrix` positive definite.")
+    v_n, v_t = A @ qdot_minus
+    v_n = check(v_n, ~(v_n < 0), "the contact point must approach the ground: A_n q̇⁻ < 0 (`qdot_minus`).")
+
+    mu_c = jnp.abs(w_nt) / w_tt
+    can_stick = mu >= mu_c
+    rest = jnp.abs(v_t) <= rest_tol * jnp.abs(v_n)
+    tau_stick = -w_nt / w_tt
+    rate_stick = w_nn - w_nt * w_nt / w_tt  # dv_n/dP_n while sticking (eq. 18)
+
+    # First phase: sticking from rest, or sliding along v_t⁻ (from rest: along w_nt, Table 2).
+    sigma = jnp.where(rest, _sign(w_nt), _sign(v_t))
+    stick_first = rest & can_stick
+    tau1 = jnp.where(stick_first, tau_stick, -mu * sigma)
+    k1 = w_nn + tau1 * w_nt  # dv_n/dP_n
+    h1 = w_nt + tau1 * w_tt  # dv_t/dP_n
+    p_end1 = _safe_div(-v_n, k1, k1 > 0)
+    p_switch = jnp.where(rest, jnp.inf, _safe_div(-v_t, h1, sigma * h1 < 0))
+    two_phase = p_switch < p_end1
+
+    # Second phase after v_t = 0: sticking (eq. 17) or sliding back (eq. 27).
+    tau2 = jnp.where(can_stick, tau_stick, mu * sigma)
+    k2 = w_nn + tau2 * w_nt
+    vn_i = v_n + k1 * jnp.where(two_phase, p_switch, 0.0)
+    p_end2 = _safe_div(-vn_i, k2, k2 > 0)
+    pn = jnp.where(two_phase, p_switch + p_end2, p_end1)
+
+    failed = ~jnp.isfinite(pn)
+    result = FrictionalImpactResults.where(failed, FrictionalImpactResults.approach_not_stopped, FrictionalImpactResults.successful)
+    pn = jnp.where(failed, 0.0, pn)
+    p_i = jnp.where(two_phase & ~failed, p_switch, pn)
+    regime = jnp.where(
+        rest,
+        jnp.where(can_stick, _STICK, _FROM_REST),
+        jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE),
+    )
+    rates = jnp.stack([tau1, jnp.where(two_phase, tau2, tau1)])
+    slopes = X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :]
+    impact = FrictionalImpact(
+        qdot_plus=qdot_minus, normal_impulse=pn, tangential_impulse=jnp.zeros_like(pn),
+        normal_work=jnp.zeros_like(pn), tangential_work=jnp.zeros_like(pn), regime=regime,
+        switch_impulse=p_i, mu_c=mu_c, result=result, jacobian=A, qdot_minus=qdot_minus, slopes=slopes,
+        tangent_rates=rates,
+    )
+    qdot_plus, pt, wn, wt = impact.at(pn)
+    if throw:
+        qdot_plus = result.error_if(qdot_plus, failed)
+    return eqx.tree_at(
+        lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work),
+        impact, (qdot_plus, pt, wn, wt),
+    )
+
+
+@eqx.filter_jit
+def frictional_impact(
+    model: AbstractPlanarModel,
+    q: Config,
+    qdot_minus: Velocity,
+    point: str = "Q",
+    mu: ScalarLike = 0.75,
+    *,
+    ground_tol: float = 1e-8,
+    rest_tol: float = 1e-9,
+    throw: bool = True,
+) -> FrictionalImpact:
+    """Frictional impact of the model's point ``point`` with the ground ``y = 0`` (seed 000, §3).
+
+    Builds ``M(q)`` and ``[A_n; A_t]`` of ``point`` and calls :func:`frictional_impact_map`. Checks that the
+    point is on the ground (``|y| ≤ ground_tol``, metres) and approaching it, that ``μ ≥ 0`` and that the
+    inputs are finite. Pass ``mu`` as an array to vary it without recompiling.
+
+    **Arguments:** `model`, `q`, `qdot_minus` (pre-impact state), `point` (a point name of the model),
+    `mu`, and the keyword options of :func:`frictional_impact_map`.
+
+    **Returns:** a :class:`FrictionalImpact`.
+    """
+    q = model._q(q)
+    qdot_minus = model._q(qdot_minus, "qdot_minus")
+    height = model.point(q, point)[1]
+    q = check(q, jnp.abs(height) > ground_tol,
+              f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
+    A = model.contact_jacobian(q, point)
+    return frictional_impact_map(model.mass_matrix(q), A[0], A[1], qdot_minus, mu, rest_tol=rest_tol,
+                                 throw=throw)
+
+
+class ImpulsePath(eqx.Module):
+    """Evolution through an impact with ``P_n`` as the independent variable (seed 000, §3.2, Figs. 13–17).
+
+    Fields, ``k`` samples along ``P_n`` (the switch impulse is one of them): `pn` ``(k,)``, `qdot` ``(k, n)``,
+    `v` ``(k, 2)`` the contact-point velocity ``[v_n, v_t]``, `pt`, `wn`, `wt` ``(k,)``.
+    """
+
+    pn: Float[Array, " k"]
+    qdot: Float[Array, "k n"]
+    v: Float[Array, "k 2"]
+    pt: Float[Array, " k"]
+    wn: Float[Array, " k"]
+    wt: Float[Array, " k"]
+
+
+def impulse_space_path(impact: FrictionalImpact, num: int = 201) -> ImpulsePath:
+    """Sample an unbatched :class:`FrictionalImpact` at ``num`` normal impulses from 0 to ``P_n⁺``.
+
+    ``num − 1`` evenly spaced points plus the switch impulse ``P_n^σ`` (eq. 28), so a piecewise-linear plot
+    is exact. Use ``jax.vmap`` over batched results.
+    """
+    if num < 2:
+        raise ValueError(f"`num` must be at least 2, got {num}.")
+    pn = jnp.sort(jnp.append(jnp.linspace(0.0, 1.0, num - 1) * impact.normal_impulse,
+                             impact.switch_impulse))
+    qdot, pt, wn, wt = jax.vmap(impact.at)(pn)
+    return ImpulsePath(pn=pn, qdot=qdot, v=qdot @ impact.jacobian.T, pt=pt, wn=wn, wt=wt)
+
+
+__all__ = ["FRICTIONAL_REGIMES", "FrictionalImpactResults", "FrictionalImpact", "ImpulsePath", "frictional_impact",
+           "frictional_impact_map", "impulse_space_path"]
