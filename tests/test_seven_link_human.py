@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy.integrate import solve_ivp
 
 import difimpact as di
 
@@ -154,6 +155,20 @@ def test_point_jacobians_match_finite_differences(model, postures):
         np.testing.assert_allclose(np.asarray(model.point_jacobian(q, name)), fd, atol=1e-8)
 
 
+def test_free_flight_conserves_energy(model, state_fn):
+    """Free flight from the heel-strike state for 1 s (scipy DOP853): T + V constant (checks the bias)."""
+    q0, qdot0 = state_fn(jnp.asarray(-1.0), jnp.asarray(0.0))
+    n = model.n
+    rhs = eqx.filter_jit(lambda m, y: jnp.concatenate([y[n:], m.accelerations(y[:n], y[n:])]))
+    energy = eqx.filter_jit(lambda m, y: m.energy(y[:n], y[n:]))
+    y0 = np.concatenate([q0, qdot0])
+    sol = solve_ivp(lambda t, y: np.asarray(rhs(model, jnp.asarray(y))), (0.0, 1.0), y0, method="DOP853",
+                    rtol=1e-12, atol=1e-12)
+    assert sol.success
+    e0, e1 = float(energy(model, jnp.asarray(y0))), float(energy(model, jnp.asarray(sol.y[:, -1])))
+    assert abs(e1 - e0) <= 1e-8 * abs(e0)
+
+
 # -- heel-strike state (seed 002, eq. 3) --------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def state_fn(model):
@@ -177,6 +192,16 @@ def test_heel_strike_state(model, state_fn, omega0, dtheta):
     assert float(model.point(q, "CAL_R")[0]) > float(model.point(q, "MH_L")[0]) + 0.3
     assert float(model.point(q, "CAL_L")[1]) > 0
     assert float(q[2]) == pytest.approx(dtheta)
+
+
+def test_push_off_slows_the_heel(model, state_fn):
+    # Seed 002, §4.1: "ankle push-off lowers the normal colliding velocity of the heel", push-off being
+    # ω0 < 0 in the paper's sign convention (which this model keeps).
+    speeds = []
+    for omega0 in (-2.0, -1.0, 0.0, 1.0):
+        q, qdot = state_fn(jnp.asarray(omega0), jnp.asarray(0.0))
+        speeds.append(-central_difference(lambda t: _point(model, q + t * qdot, "CAL_R"), jnp.asarray(0.0))[1])
+    assert all(0 < a < b for a, b in zip(speeds, speeds[1:]))
 
 
 def test_torso_angle_moves_only_the_torso(model):
