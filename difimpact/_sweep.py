@@ -1,0 +1,185 @@
+"""Batched and sharded evaluation of any JAX function over many parameter sets (issue 5, item 2).
+
+``sweep`` is a host-side driver: it slices the batch into chunks on the host, evaluates each chunk with one
+compiled ``vmap`` (optionally split over a 1-D device mesh with ``shard_map``) and writes the results into
+preallocated NumPy arrays, so device memory is bounded by one chunk whatever the batch size.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Optional, Union
+
+import equinox as eqx
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from tqdm.auto import tqdm
+
+_AXIS = "batch"
+
+
+@eqx.filter_jit
+def _evaluate(fn, chunk, mesh):
+    """``vmap(fn)`` over one chunk; with a mesh, every device maps its own contiguous slice of the chunk."""
+    if mesh is None:
+        return jax.vmap(fn)(chunk)
+    # Arrays held by `fn` (an equinox Module or eqx.Partial) are traced here: pass them into shard_map
+    # explicitly, replicated, rather than closing over tracers.
+    dynamic, static = eqx.partition(fn, eqx.is_array)
+
+    def per_device(dynamic, chunk):
+        return jax.vmap(eqx.combine(dynamic, static))(chunk)
+
+    # check_vma=False: with no collectives there is nothing to check, and the replication check rejects
+    # ordinary library code such as eqx.error_if (a cond whose branches differ in device variance).
+    specs = (PartitionSpec(), PartitionSpec(_AXIS))
+    return jax.shard_map(
+        per_device, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(_AXIS), check_vma=False
+    )(dynamic, chunk)
+
+
+def _mesh(devices) -> Optional[Mesh]:
+    if devices is None:
+        return None
+    if isinstance(devices, str):
+        if devices != "all":
+            raise ValueError(f"`devices` must be None, 'all' or a sequence of jax devices, got {devices!r}.")
+        devices = jax.devices()
+    devices = list(devices) if isinstance(devices, Sequence) else devices
+    if (
+        not isinstance(devices, list)
+        or not devices
+        or not all(isinstance(d, jax.Device) for d in devices)
+        or len(set(devices)) != len(devices)
+    ):
+        raise ValueError(
+            f"`devices` must be None, 'all' or a non-empty sequence of distinct jax devices, got {devices!r}."
+        )
+    return Mesh(np.array(devices), (_AXIS,))
+
+
+def _batch_leaves(params) -> list[np.ndarray]:
+    leaves = jax.tree.leaves(params)
+    if not leaves:
+        raise ValueError("`params` must be a pytree with at least one array leaf.")
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+        raise ValueError(
+            "`params` must hold concrete arrays: sweep is a host-side driver and cannot run inside "
+            "jit/vmap/grad (use jax.vmap there)."
+        )
+    leaves = [np.asarray(leaf) for leaf in leaves]
+    shapes = [leaf.shape for leaf in leaves]
+    if any(len(s) == 0 for s in shapes) or len({s[0] for s in shapes}) != 1 or shapes[0][0] == 0:
+        raise ValueError(
+            "`params` leaves must share a non-empty leading batch axis, got leaf shapes "
+            f"{[tuple(s) for s in shapes]}."
+        )
+    # The dtypes jit would use anyway (float32 when x64 is off), so that sharded and plain inputs agree.
+    return [leaf.astype(jax.dtypes.canonicalize_dtype(leaf.dtype), copy=False) for leaf in leaves]
+
+
+def _to_host(x: jax.Array) -> np.ndarray:
+    # A sharded result spanning several processes is gathered so that every process gets all of it.
+    return np.asarray(x) if x.is_fully_addressable else multihost_utils.process_allgather(x, tiled=True)
+
+
+def sweep(
+    fn: Callable[[Any], Any],
+    params: Any,
+    *,
+    chunk_size: Optional[int] = None,
+    progress: bool = False,
+    devices: Union[None, Literal["all"], Sequence[jax.Device]] = None,
+) -> Any:
+    """Evaluate ``fn`` on every parameter set of a batch, in memory-bounded chunks, optionally sharded.
+
+    Equivalent to ``jax.vmap(fn)(params)``, but the batch is cut into chunks of ``chunk_size`` sets evaluated one
+    after the other by a single compiled ``jax.vmap(fn)``: the last chunk is padded (by repeating the last
+    parameter set, which keeps the padding valid input) to the same size instead of being recompiled, and the
+    padding is dropped from the results. A second sweep with the same ``fn`` and chunk size compiles nothing.
+
+    With ``devices``, the sweep runs on a 1-D ``jax.sharding.Mesh`` with axis ``"batch"``: each chunk holds
+    ``chunk_size`` sets **per device** (``chunk_size × len(devices)`` in all) and is evaluated with
+    ``jax.shard_map``, every device mapping its own contiguous slice with no communication (``fn`` may read
+    ``jax.lax.axis_index("batch")``). Because each device then runs the very program of the unsharded sweep on
+    the very same sub-batches, the results are bitwise identical to ``sweep(fn, params, chunk_size=chunk_size)``
+    whatever the devices (of one kind). (This is why the chunk is counted per device: XLA's vectorised code on CPU rounds
+    reductions differently for different batch sizes, so splitting one fixed chunk over the devices would change
+    the last bits.) With ``chunk_size=None`` the batch is split evenly over the devices in one chunk, and the
+    results agree with the unsharded sweep to rounding only.
+
+    **Multi-host.** Under ``jax.distributed`` run the same script in every process: call
+    ``jax.distributed.initialize()`` first, then ``sweep(fn, params, devices="all", ...)`` with the same ``fn``,
+    ``params`` and ``chunk_size`` in every process (e.g. from :func:`grid`, or from a seeded generator). The mesh
+    spans the devices of all hosts (``jax.devices()``), each process feeds only its own devices' slices of every
+    chunk (``jax.make_array_from_callback``), and the results are gathered so that every process returns the
+    full arrays. The progress bar is shown by process 0 only. A list of local devices instead gives independent
+    per-process sweeps.
+
+    **Arguments:**
+
+    - `fn`: a JAX function of one parameter set (a pytree like one slice of ``params``) returning a pytree of
+      arrays, e.g. ``lambda p: BipedWithTorso(m=p["m"]).mass_matrix(q)``. Functions are compared by identity
+      for caching; an equinox Module or ``eqx.Partial`` may carry arrays, which are traced, not baked in.
+    - `params`: a pytree whose array leaves share a leading batch axis of size ``N``.
+    - `chunk_size`: sets per chunk and per device (a positive integer); every chunk, even for a batch smaller
+      than ``chunk_size``, has this size. ``None`` evaluates the whole batch as one chunk.
+    - `progress`: show a tqdm progress bar over the chunks.
+    - `devices`: ``None`` (the default device, no sharding), ``"all"`` (every device of every process), or a
+      sequence of distinct ``jax.Device``.
+
+    **Returns:** the outputs of ``fn`` stacked along a new leading axis of size ``N``, as a pytree of **NumPy**
+    arrays in host memory (so a long sweep never holds more than one chunk on the devices).
+    """
+    if not callable(fn):
+        raise ValueError(f"`fn` must be callable, got {type(fn).__name__}.")
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size <= 0
+    ):
+        raise ValueError(f"`chunk_size` must be a positive integer or None, got {chunk_size!r}.")
+    leaves = _batch_leaves(params)
+    treedef = jax.tree.structure(params)
+    mesh = _mesh(devices)
+    n = leaves[0].shape[0]
+    n_devices = 1 if mesh is None else mesh.size
+    size = n_devices * (-(-n // n_devices) if chunk_size is None else int(chunk_size))
+    sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(_AXIS))
+
+    results, out_def = None, None
+    starts = range(0, n, size)
+    show = progress and jax.process_index() == 0
+    for start in tqdm(starts, desc="sweep", unit="chunk", disable=not show):
+        stop = min(start + size, n)
+        index = np.minimum(np.arange(start, start + size), n - 1)
+        chunk = [leaf[index] for leaf in leaves]
+        if sharding is not None:
+            chunk = [jax.make_array_from_callback(c.shape, sharding, c.__getitem__) for c in chunk]
+        out_leaves, out_def = jax.tree.flatten(_evaluate(fn, jax.tree.unflatten(treedef, chunk), mesh))
+        out_leaves = [_to_host(o) for o in out_leaves]
+        if results is None:
+            results = [np.empty((n,) + o.shape[1:], o.dtype) for o in out_leaves]
+        for dst, src in zip(results, out_leaves):
+            dst[start:stop] = src[: stop - start]
+    return jax.tree.unflatten(out_def, results)
+
+
+def grid(**axes) -> tuple[dict[str, np.ndarray], tuple[int, ...]]:
+    """Cartesian product of 1-D parameter axes, flattened into a batch for :func:`sweep`.
+
+    ``grid(a=A, b=B)`` returns ``({"a": a, "b": b}, (len(A), len(B)))`` where ``a[k], b[k]`` run over all pairs in
+    ``"ij"`` order (the last axis varies fastest). Reshape a sweep's output ``y`` with
+    ``y.reshape(shape + y.shape[1:])`` so that ``y[i, j] = fn({"a": A[i], "b": B[j]})``.
+
+    **Arguments:** one keyword per axis, each a non-empty 1-D array.
+
+    **Returns:** ``(batch, shape)``: a dict of flattened NumPy arrays (keyword order kept) and the grid shape.
+    """
+    if not axes:
+        raise ValueError("`grid` needs at least one keyword axis, e.g. grid(q3=..., mu=...).")
+    arrays = {name: np.asarray(values) for name, values in axes.items()}
+    for name, a in arrays.items():
+        if a.ndim != 1 or a.size == 0:
+            raise ValueError(f"grid axis `{name}` must be a non-empty 1-D array, got shape {a.shape}.")
+    shape = tuple(a.size for a in arrays.values())
+    mesh = np.meshgrid(*arrays.values(), indexing="ij")
+    return {name: m.reshape(-1) for name, m in zip(arrays, mesh)}, shape
