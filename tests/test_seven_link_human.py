@@ -95,6 +95,44 @@ def test_hat_lumping_agrees_with_winter():
     assert dumas_above_hip == pytest.approx(0.626 * 0.288 * 1.77, rel=0.05)
 
 
+def test_standing_geometry_and_inertia_by_hand(model):
+    """Upright standing (all angles 0), Dumas 2007 males at 75 kg and 1.77 m (= the table's mean subject,
+    so lengths are the published millimetres): joint and landmark positions, the whole-body centre of mass
+    height (from V) and the moment of inertia about the LJC (M[θ, θ]), summed by hand from the table."""
+    q = jnp.zeros(9)
+    pt = lambda name: np.asarray(_point(model, q, name))  # noqa: E731
+    np.testing.assert_allclose(pt("H_R"), [0.0, -0.094], atol=1e-15)
+    np.testing.assert_allclose(pt("K_L"), [0.0, -0.094 - 0.432], atol=1e-15)
+    ankle = np.array([0.0, -0.094 - 0.432 - 0.433])
+    np.testing.assert_allclose(pt("A_R"), ankle, atol=1e-15)
+    h = 0.039 * 1.77
+    np.testing.assert_allclose(pt("CAL_L"), ankle + [-0.030 * 1.77, -h], atol=1e-15)
+    np.testing.assert_allclose(pt("MH_R"), ankle + [math.sqrt(0.183**2 - h**2), -h], atol=1e-15)
+    # (mass fraction, anterior, superior, r_zz * length) of every part, relative to the LJC [m].
+    cjc, elbow, wrist = 0.477, 0.477 - 0.271, 0.477 - 0.271 - 0.283
+    hat = [
+        (0.067, -0.062 * 0.278, cjc + 0.555 * 0.278, 0.33 * 0.278),  # head & neck
+        (0.333, -0.036 * 0.477, cjc - 0.420 * 0.477, 0.28 * 0.477),  # torso
+        (0.142, 0.028 * 0.094, -0.280 * 0.094, 0.95 * 0.094),  # pelvis
+        (2 * 0.024, 0.017 * 0.271, cjc - 0.452 * 0.271, 0.32 * 0.271),  # arms
+        (2 * 0.017, 0.010 * 0.283, elbow - 0.417 * 0.283, 0.27 * 0.283),  # forearms
+        (2 * 0.006, 0.035 * 0.080, wrist - 0.357 * 0.080, 0.24 * 0.080),  # hands
+    ]
+    knee, ank = -0.094 - 0.432, -0.094 - 0.432 - 0.433
+    legs = [
+        (2 * 0.123, -0.041 * 0.432, -0.094 - 0.429 * 0.432, 0.30 * 0.432),  # thighs
+        (2 * 0.048, -0.048 * 0.433, knee - 0.410 * 0.433, 0.28 * 0.433),  # shanks
+        (2 * 0.012, 0.382 * 0.183, ank - 0.309 * 0.183, 0.36 * 0.183),  # feet
+    ]
+    ratio = (1 - sum(p[0] for p in legs)) / sum(p[0] for p in hat)  # the HAT takes the remainder
+    parts = [(f * ratio, x, y, r) for f, x, y, r in hat] + legs
+    com_height = sum(f * y for f, _, y, _ in parts)
+    inertia = 75.0 * sum(f * (r**2 + x**2 + y**2) for f, x, y, r in parts)
+    v = float(eqx.filter_jit(lambda m, qq: m.potential_energy(qq))(model, q))
+    assert v / (9.81 * 75.0) == pytest.approx(com_height, rel=1e-12)
+    assert float(_mass_matrices(model, q[None])[0, 2, 2]) == pytest.approx(inertia, rel=1e-12)
+
+
 # -- dynamics -----------------------------------------------------------------------------------------------
 def test_mass_matrix_symmetric_positive_definite(model, postures):
     ms = np.asarray(_mass_matrices(model, postures))

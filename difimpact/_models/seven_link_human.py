@@ -13,25 +13,25 @@ _LEGS = ((3, "R"), (6, "L"))  # first coordinate of each leg's hip, knee, ankle
 
 
 class HeelStrikePosture(NamedTuple):
-    """Reference heel-strike posture of normal gait [rad] (seed 002, §2.2 and Fig. 1, after Murray et al. 1964).
+    """Reference heel-strike posture of normal gait [rad] (seed 002, §2.2 and Fig. 1).
 
-    Absolute angles are counter-clockwise (seed 002's sense), thighs measured from the downward vertical:
+    Seed 002 bases its posture on Murray et al. (1964), Part II, Figs. 5-6 (angles defined as in the
+    paper), but prints no numbers and its Fig. 1 is lost. The defaults below are typical normal-gait values
+    at the instant of leading heel strike (0 % of the leading leg's cycle, about 50 % of the trailing
+    leg's), rounded to 5°; they were **not** read off Murray's figures. Absolute angles are counter-clockwise
+    (seed 002's sense), thighs measured from the downward vertical:
 
-    - `torso`: the Torso-Pelvis angle θ_n, 0 (upright; seed 002 gives no value and Murray et al. 1964
-      report no trunk angle).
-    - `thigh_R`: leading thigh, +25° (flexed forward: Murray et al. 1964, Part II, hip flexion at heel strike,
-      0 % of the cycle, about 25° for normal men).
-    - `knee_R`: leading knee, −5° (5° of flexion: nearly extended at heel strike, Murray et al. 1964).
-    - `ankle_R`: leading ankle, 0° (neutral at heel strike, Murray et al. 1964).
-    - `thigh_L`: trailing thigh, −20° (extended behind the vertical: near the thigh's peak extension at
-      about 50 % of the cycle, where seed 002, §2.2, reads the trailing-leg angles from Murray et al. 1964).
-    - `knee_L`: trailing knee, −10° (10° of flexion, near the stance minimum, seed 002 §2.2).
+    - `torso`: the Torso-Pelvis angle θ_n, 0 (upright).
+    - `thigh_R`: leading thigh, +25° (hip flexed, thigh ahead of the vertical).
+    - `knee_R`: leading knee, −5° (5° of flexion: nearly extended at heel strike).
+    - `ankle_R`: leading ankle, 0° (neutral at heel strike).
+    - `thigh_L`: trailing thigh, −20° (near its peak extension behind the vertical).
+    - `knee_L`: trailing knee, −10° (10° of flexion, near its stance minimum, as seed 002 §2.2 notes).
 
-    These are approximate readings of normal-gait curves, rounded to 5° (seed 002 prints no values; they
-    were not checked against the original figures of Murray et al. 1964). The trailing ankle is not an
-    input: :meth:`SevenLinkHuman.heel_strike_posture` solves it so that the trailing MH touches the ground.
-    With the defaults (75 kg, 1.77 m, Dumas 2007 male) it comes out at about 19° of dorsiflexion with the
-    trailing heel 4 cm off the ground, and the heel-to-heel step is 0.73 m.
+    The trailing ankle is not an input: :meth:`SevenLinkHuman.heel_strike_posture` solves it so that the
+    trailing MH touches the ground. With the defaults (75 kg, 1.77 m, Dumas 2007 male) it comes out at
+    about 19° of dorsiflexion with the trailing heel 4 cm off the ground, and the heel-to-heel step is
+    0.73 m.
     """
 
     torso: float = 0.0
