@@ -128,6 +128,8 @@ def _dumas_table(sex, stature_mm, rows) -> AnthropometricTable:
 # Cross-checked against public code: masses (HuMoD SubjectParameterEstimation.m; CusToM WholeBodySegMass.m
 # and LegSegMass.m), centres of mass (HuMoD) and radii of gyration (CusToM, males; HuMoD, females), except
 # the foot, whose centre of mass (and female radius) HuMoD takes from a later, differently defined foot frame.
+# Not cross-checked against a second source: the segment lengths, the mean statures (1770 and 1610 mm) and
+# the foot rows' centres of mass (and the female foot's radius).
 DUMAS_2007_MALE = _dumas_table("male", 1770.0, {
     "head": (278.0, 6.7, -6.2, 55.5, 33.0),
     "torso": (477.0, 33.3, -3.6, -42.0, 28.0),

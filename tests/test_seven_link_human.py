@@ -21,6 +21,7 @@ pin = pytest.importorskip("pinocchio")
 
 # Jitted once per module (the point name is static): eager op-by-op evaluation dominates otherwise.
 _point = eqx.filter_jit(lambda human, q, name: human.point(q, name))
+_jacobian = eqx.filter_jit(lambda human, q, name: human.point_jacobian(q, name))
 _mass_matrices = eqx.filter_jit(lambda human, qs: jax.vmap(human.mass_matrix)(qs))
 
 
@@ -190,7 +191,7 @@ def test_point_jacobians_match_finite_differences(model, postures):
     q = postures[3]
     for name in ("CAL_R", "MH_L", "K_L", "A_R"):
         fd = central_difference(lambda qq: _point(model, qq, name), q)
-        np.testing.assert_allclose(np.asarray(model.point_jacobian(q, name)), fd, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(_jacobian(model, q, name)), fd, atol=1e-8)
 
 
 def test_free_flight_conserves_energy(model, state_fn):
@@ -255,16 +256,25 @@ def test_torso_angle_moves_only_the_torso(model):
 def test_gradients_with_respect_to_body_mass_and_height(state_fn):
     q, qdot = state_fn(jnp.asarray(-1.0), jnp.asarray(0.0))
 
-    @jax.jit
-    def energy(body_mass, height):
-        return di.SevenLinkHuman(body_mass, height).kinetic_energy(q, qdot)
-
+    # One compiled function serves the gradient and the finite differences.
+    energy = jax.jit(jax.value_and_grad(
+        lambda body_mass, height: di.SevenLinkHuman(body_mass, height).kinetic_energy(q, qdot), argnums=(0, 1)))
     m0, h0 = jnp.asarray(75.0), jnp.asarray(1.77)
-    gm, gh = jax.jit(jax.grad(energy, argnums=(0, 1)))(m0, h0)
+    t0, (gm, gh) = energy(m0, h0)
     # At fixed (q, q̇) every mass and inertia is proportional to body mass: dT/dm_B = T/m_B exactly.
-    assert float(gm) == pytest.approx(float(energy(m0, h0)) / 75.0, rel=1e-12)
-    fd = central_difference(lambda h: energy(m0, h), h0)
+    assert float(gm) == pytest.approx(float(t0) / 75.0, rel=1e-12)
+    fd = central_difference(lambda h: energy(m0, h)[0], h0)
     assert float(gh) == pytest.approx(float(fd), rel=1e-6)
+
+
+def test_vmap_over_subjects_follows_scaling_law(postures):
+    # Masses scale with m_B, lengths with H, inertias with m_B H²: the angular block of M scales with m_B H².
+    q = postures[5]
+    body_mass, height = jnp.asarray([60.0, 75.0, 90.0]), jnp.asarray([1.60, 1.77, 1.90])
+    ms = eqx.filter_jit(jax.vmap(lambda m, h: di.SevenLinkHuman(m, h).mass_matrix(q)))(body_mass, height)
+    ref = np.asarray(ms[1, 2:, 2:])
+    for m, h, mat in zip(body_mass, height, ms):
+        np.testing.assert_allclose(np.asarray(mat[2:, 2:]), ref * float(m / 75.0 * (h / 1.77) ** 2), rtol=1e-12)
 
 
 # -- bad input ----------------------------------------------------------------------------------------------
