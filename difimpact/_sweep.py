@@ -103,10 +103,10 @@ def sweep(
     ``jax.shard_map``, every device mapping its own contiguous slice with no communication (``fn`` may read
     ``jax.lax.axis_index("batch")``). Because each device then runs the very program of the unsharded sweep on
     the very same sub-batches, the results are bitwise identical to ``sweep(fn, params, chunk_size=chunk_size)``
-    whatever the devices (of one kind). (This is why the chunk is counted per device: XLA's vectorised code on CPU rounds
-    reductions differently for different batch sizes, so splitting one fixed chunk over the devices would change
-    the last bits.) With ``chunk_size=None`` the batch is split evenly over the devices in one chunk, and the
-    results agree with the unsharded sweep to rounding only.
+    whatever the devices (of one kind). This is why the chunk is counted per device: XLA's vectorised code on
+    CPU rounds reductions differently for different batch sizes, so splitting one fixed chunk over the devices
+    would change the last bits. With ``chunk_size=None`` the batch is split evenly over the devices in one chunk,
+    and the results agree with the unsharded sweep to rounding only.
 
     **Multi-host.** Under ``jax.distributed`` run the same script in every process: call
     ``jax.distributed.initialize()`` first, then ``sweep(fn, params, devices="all", ...)`` with the same ``fn``,
