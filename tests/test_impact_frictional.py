@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pinocchio as pin
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from scipy.integrate import solve_ivp
 
 import difimpact as di
@@ -184,10 +184,11 @@ def coulomb_ode(M, a_n, a_t, qdot_minus, mu):
     p0, pieces = 0.0, []
     v_t = a_t @ qdot_minus
     sliding = abs(v_t) > REST_TOL * abs(a_n @ qdot_minus)
-    rate = -mu * np.sign(v_t)
+    sigma, rate = np.sign(v_t), -mu * np.sign(v_t)
     for _ in range(4):
         if not sliding:
             rate = float(np.clip(-w_nt / w_tt, -mu, mu))
+            sigma = np.sign(w_nt + rate * w_tt)
             sliding = abs(w_nt + rate * w_tt) > 1e-12 * w_tt
 
         def rhs(p, y, rate=rate):
@@ -196,8 +197,6 @@ def coulomb_ode(M, a_n, a_t, qdot_minus, mu):
 
         def normal_end(p, y):
             return a_n @ y[:-3]
-
-        sigma = -np.sign(rate)
 
         def stick(p, y, sigma=sigma):  # v_t back to zero from the sliding side
             return sigma * (a_t @ y[:-3])
@@ -294,7 +293,7 @@ def test_grid_matches_paper_closed_forms(grid, walker):
 # -- properties over random systems ----------------------------------------------------------------
 
 N = 4
-_map = jax.jit(lambda M, a_n, a_t, qd, mu: di.frictional_impact_map(M, a_n, a_t, qd, mu, throw=False))
+_map = eqx.filter_jit(lambda M, a_n, a_t, qd, mu: di.frictional_impact_map(M, a_n, a_t, qd, mu, throw=False))
 
 
 @st.composite
@@ -302,10 +301,13 @@ def random_impacts(draw):
     floats = st.floats(-1.0, 1.0)
     L = draw(hnp.arrays(float, (N, N), elements=floats))
     M = L @ L.T + 0.1 * np.eye(N)
-    a_n, a_t, qd = (draw(hnp.arrays(float, (N,), elements=floats)) for _ in range(3))
-    a_t = a_t + 0.5 * np.eye(N)[draw(st.integers(0, N - 1))]  # keep A_n, A_t independent, A_t ≠ 0
+    a_n, v, qd = (draw(hnp.arrays(float, (N,), elements=floats)) for _ in range(3))
     a_n = a_n + np.eye(N)[draw(st.integers(0, N - 1))]
-    a_t = a_t - (a_t @ a_n) / (a_n @ a_n) * a_n * draw(st.sampled_from([0.0, 0.9]))
+    v = v + np.eye(N)[draw(st.integers(0, N - 1))]
+    v = v - (v @ a_n) / (a_n @ a_n) * a_n
+    assume(np.linalg.norm(v) > 0.1)
+    # A_t = c A_n + (part orthogonal to A_n): rows independent, any μ_c.
+    a_t = draw(st.floats(-2.0, 2.0)) * a_n + draw(st.floats(0.2, 1.0)) * v / np.linalg.norm(v)
     qd = qd - (a_n @ qd + draw(st.floats(0.05, 2.0))) / (a_n @ a_n) * a_n  # v_n⁻ < 0
     if draw(st.booleans()):  # start at tangential rest, keeping v_n⁻ < 0
         B = np.stack([a_n, a_t])
@@ -355,24 +357,28 @@ def test_approach_not_stopped_is_reported():
     with pytest.raises(ValueError, match="cannot stop the normal approach"):
         di.frictional_impact_map(*args)
     with pytest.raises(eqx.EquinoxRuntimeError, match="cannot stop the normal approach"):
-        jax.jit(di.frictional_impact_map)(*args)
+        eqx.filter_jit(di.frictional_impact_map)(*args)
 
 
 # -- gradients -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("q3_deg, q5dot, mu", [(12.0, -0.2, 0.75), (21.0, -0.2, 0.5), (9.0, 0.4, 0.5)])
-def test_gradients_match_finite_differences(walker, q3_deg, q5dot, mu):
-    def outputs(x):
+def test_gradients_match_finite_differences(walker):
+    """d(ΔT, P_n)/d(q3, μ) through the posture solve and the impact map, inside three regimes."""
+
+    def outputs(x, q5dot):
         q, qdot = walker.pre_impact_state(x[0], q5dot)
         res = di.frictional_impact(walker, q, qdot, "Q", x[1])
-        return jnp.stack([res.energy_change, res.normal_impulse])
+        return jnp.stack([res.energy_change, res.normal_impulse, res.regime.astype(float)])
 
-    x = jnp.array([math.radians(q3_deg), mu])
-    jac = jax.jit(jax.jacrev(outputs))(x)
-    regime = di.frictional_impact(walker, *walker.pre_impact_state(x[0], q5dot), "Q", x[1]).regime_name
-    assert regime in ("slide-stick", "slide-reversal", "slide")
-    np.testing.assert_allclose(jac, central_difference(jax.jit(outputs), x), rtol=1e-6, atol=1e-7)
-    assert np.all(np.isfinite(jac))
+    f = jax.jit(outputs)
+    jac = jax.jit(jax.jacrev(lambda x, q5dot: outputs(x, q5dot)[:2]))
+    cases = {"slide-stick": (12.0, -0.2, 0.75), "slide": (21.0, -0.2, 0.5), "slide-reversal": (9.0, 0.4, 0.5)}
+    for name, (q3_deg, q5dot, mu) in cases.items():
+        x, q5dot = jnp.array([math.radians(q3_deg), mu]), jnp.asarray(q5dot)
+        assert di.FRICTIONAL_REGIMES[int(f(x, q5dot)[2])] == name
+        got = jac(x, q5dot)
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, central_difference(lambda y: f(y, q5dot)[:2], x), rtol=1e-6, atol=1e-7)
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -391,7 +397,7 @@ def test_bad_input(walker):
     with pytest.raises(runtime, match="`mu` must be non-negative"):
         di.frictional_impact(walker, q, qdot, "Q", jnp.asarray(-0.1))
     with pytest.raises(ValueError, match="`mu` must be non-negative"):
-        di.frictional_impact(walker, q, qdot, "Q", -0.1)
+        di.frictional_impact_map(walker.mass_matrix(q), *walker.contact_jacobian(q, "Q"), qdot, -0.1)
     with pytest.raises(ValueError, match="`qdot_minus` must have shape"):
         di.frictional_impact(walker, q, qdot[:5])
     with pytest.raises(ValueError, match="unknown point"):

@@ -209,7 +209,7 @@ def frictional_impact_map(
     )
     qdot_plus, pt, wn, wt = impact.at(pn)
     if throw:
-        qdot_plus = result.error_if(qdot_plus, failed)
+        qdot_plus = check(qdot_plus, failed, FrictionalImpactResults[FrictionalImpactResults.approach_not_stopped])
     return eqx.tree_at(
         lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work),
         impact, (qdot_plus, pt, wn, wt),
