@@ -99,7 +99,7 @@ class CompliantResult(eqx.Module):
     - `P_n`, `P_t`: impulses of the normal and tangential forces [N s]; `W_n`, `W_t`: their works [J].
     - `peak_Fn`: maximum normal force [N] (over accepted steps).
     - `stick_time`: time [s] of the first slide → stick switch (``inf`` if none); `final_stick`: sticking
-      at the end; `n_phases`: number of phases solved; `result`: a :class:`CompliantResults` item.
+      at the end; `n_phases`: number of phases solved; `n_steps`: accepted steps, all phases; `result`: a :class:`CompliantResults` item.
     - `history`: a :class:`History` if requested, else ``None``.
     """
 
@@ -114,6 +114,7 @@ class CompliantResult(eqx.Module):
     stick_time: Float[Array, " k"]
     final_stick: Bool[Array, " k"]
     n_phases: Int[Array, ""]
+    n_steps: Int[Array, ""]
     result: CompliantResults
     history: History | None
 
@@ -128,6 +129,23 @@ def _split(y, n, k):
     dq, qdot = y[:n], y[n:2 * n]
     P_n, P_t, W_n, W_t, z = jnp.reshape(y[2 * n:], (5, k))
     return dq, qdot, P_n, P_t, W_n, W_t, z
+
+
+def _mass_and_bias(tree, q, qdot):
+    """``M(q)`` and ``c(q, q̇)`` of :meth:`PlanarTree.mass_matrix` / :meth:`PlanarTree.bias`, formed from
+    the centre-of-mass and angle Jacobians (d'Alembert: ``c = Σ m J_cᵀ J̇_c q̇ + I J_θᵀ J̇_θ q̇ + ∂V/∂q``)
+    with forward-mode derivatives only: the same numbers (tested) at a third of the compile cost, which
+    matters because the right-hand side is traced about twenty times per solve."""
+
+    def kin(qq):
+        return tree.com_positions(qq), tree.frames(qq)[1]
+
+    Jc, Jt = jax.jacfwd(kin)(q)
+    _, (ac, at) = jax.jvp(lambda qq: jax.jvp(kin, (qq,), (qdot,))[1], (q,), (qdot,))
+    M = jnp.einsum("b,bin,bim->nm", tree.mass, Jc, Jc) + jnp.einsum("b,bn,bm->nm", tree.inertia, Jt, Jt)
+    c = (jnp.einsum("b,bin,bi->n", tree.mass, Jc, ac) + jnp.einsum("b,bn,b->n", tree.inertia, Jt, at)
+         + tree.g * jnp.einsum("b,bn->n", tree.mass, Jc[:, 1]))
+    return M, c
 
 
 def _exact(contact):
@@ -162,10 +180,11 @@ def _evaluate(model, contacts, q0, y, modes):
     stick = modes.stick & modes.active
     s = stick.astype(q.dtype)
     # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force.
-    top = jnp.concatenate([tree.mass_matrix(q), -A_t.T], axis=1)
+    M, bias = _mass_and_bias(tree, q, qdot)
+    top = jnp.concatenate([M, -A_t.T], axis=1)
     bottom = jnp.concatenate([s[:, None] * A_t, jnp.diag(1.0 - s)], axis=1)
     rhs = jnp.concatenate([
-        -tree.bias(q, qdot) + A_n.T @ F_n,
+        -bias + A_n.T @ F_n,
         s * (-b_t - v_t / (_TAU_STICK * _MS)) + (1.0 - s) * F_free,
     ])
     sol = jnp.linalg.solve(jnp.concatenate([top, bottom], axis=0), rhs)
@@ -314,7 +333,7 @@ def compliant_impact(
     eye = jnp.eye(k, dtype=bool)
 
     def run(carry):
-        t, y, modes, done, result, count, stick_time = carry
+        t, y, modes, done, result, count, steps, stick_time = carry
         sol = diffrax.diffeqsolve(
             term, solver, t, jnp.where(done, t, t_end), None, y, args=(model, contacts, q0, modes),
             saveat=saveat, stepsize_controller=controller, event=event, max_steps=max_steps,
@@ -348,7 +367,8 @@ def compliant_impact(
         failed = phase_result != CompliantResults.successful
         stick_time = jnp.where(hit & becomes_stick & jnp.isinf(stick_time), t1, stick_time)
         records = (sol.ts[1], *sol.ys[1])
-        new = (t1, y1, new_modes, event_done | failed, phase_result, count + 1, stick_time)
+        new = (t1, y1, new_modes, event_done | failed, phase_result, count + 1,
+               steps + sol.stats["num_accepted_steps"], stick_time)
         return new, records
 
     def skip(carry):
@@ -361,8 +381,9 @@ def compliant_impact(
         return jax.lax.cond(done, skip, run, carry)
 
     t0 = jnp.zeros(())
-    carry0 = (t0, y0, modes0, jnp.array(False), CompliantResults.successful, jnp.array(0), jnp.full(k, jnp.inf))
-    (t1, y1, modes, done, result, count, stick_time), records = jax.lax.scan(
+    carry0 = (t0, y0, modes0, jnp.array(False), CompliantResults.successful, jnp.array(0),
+              jnp.array(0), jnp.full(k, jnp.inf))
+    (t1, y1, modes, done, result, count, steps, stick_time), records = jax.lax.scan(
         phase, carry0, None, length=max_phases)
     result = CompliantResults.where(done | (result != CompliantResults.successful), result, CompliantResults.max_phases_reached)
     ts, F_n, F_t, v_n, v_t = (r.reshape((max_phases * max_steps,) + r.shape[2:]) for r in records)
@@ -372,7 +393,7 @@ def compliant_impact(
     out = CompliantResult(
         q=q0 + dq * _MM, qdot=qdot, duration=t1 * _MS, P_n=P_n, P_t=P_t, W_n=W_n, W_t=W_t,
         peak_Fn=jnp.maximum(peak, 0.0), stick_time=stick_time * _MS, final_stick=modes.stick & modes.active,
-        n_phases=count, result=result,
+        n_phases=count, n_steps=steps, result=result,
         history=History(ts * _MS, F_n, F_t, v_n, v_t) if history else None,
     )
     if throw:
