@@ -46,7 +46,8 @@ def grid(walker):
 def crutch_urdf(model: di.CrutchWalker) -> str:
     """The crutch walker as a URDF chain in the x-z plane (z up): prismatic x, z for the feet, then
     revolute joints about +y, which turn a link's +z axis toward +x (our angle convention)."""
-    m, inertia, length, com = (np.asarray(a).tolist() for a in (model.masses, model.inertias, model.lengths, model.com))
+    fields = (model.masses, model.inertias, model.lengths, model.com)
+    m, inertia, length, com = (np.asarray(a).tolist() for a in fields)
     names = ("legs", "torso", "upper_arms", "forearms")
 
     def link(i):
@@ -135,7 +136,8 @@ def test_grid_regimes_follow_section_5_1(grid):
     assert di.FRICTIONAL_REGIMES[regime[0, -1, 2]] == "slide-reversal"
     assert di.FRICTIONAL_REGIMES[regime[1, 3, 2]] == "slide-stick"
     # Fig. 16/17 (μ = 0.75, v_t⁻ = 0): sticking slightly above μ_c, immediate sliding slightly below.
-    assert di.FRICTIONAL_REGIMES[regime[1, 4, 1]] == "stick" and di.FRICTIONAL_REGIMES[regime[1, 5, 1]] == "slide-from-rest"
+    assert di.FRICTIONAL_REGIMES[regime[1, 4, 1]] == "stick"
+    assert di.FRICTIONAL_REGIMES[regime[1, 5, 1]] == "slide-from-rest"
 
 
 def test_grid_impulses_and_works_follow_sections_5_2_5_3(grid, walker):

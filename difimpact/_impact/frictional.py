@@ -145,7 +145,8 @@ def frictional_impact_map(
     - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
     - `mu`: friction coefficient ``μ ≥ 0``.
     - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``.
-    - `throw`: raise on ``FrictionalImpactResults.approach_not_stopped``; otherwise return it in `result`, with zero impulses.
+    - `throw`: raise on ``FrictionalImpactResults.approach_not_stopped``; otherwise return it in
+      `result`, with zero impulses.
 
     **Returns:** a :class:`FrictionalImpact`.
     """
@@ -171,7 +172,6 @@ def frictional_impact_map(
     can_stick = mu >= mu_c
     rest = jnp.abs(v_t) <= rest_tol * jnp.abs(v_n)
     tau_stick = -w_nt / w_tt
-    rate_stick = w_nn - w_nt * w_nt / w_tt  # dv_n/dP_n while sticking (eq. 18)
 
     # First phase: sticking from rest, or sliding along v_t⁻ (from rest: along w_nt, Table 2).
     sigma = jnp.where(rest, _sign(w_nt), _sign(v_t))
@@ -191,7 +191,9 @@ def frictional_impact_map(
     pn = jnp.where(two_phase, p_switch + p_end2, p_end1)
 
     failed = ~jnp.isfinite(pn)
-    result = FrictionalImpactResults.where(failed, FrictionalImpactResults.approach_not_stopped, FrictionalImpactResults.successful)
+    result = FrictionalImpactResults.where(
+        failed, FrictionalImpactResults.approach_not_stopped, FrictionalImpactResults.successful
+    )
     pn = jnp.where(failed, 0.0, pn)
     p_i = jnp.where(two_phase & ~failed, p_switch, pn)
     regime = jnp.where(
@@ -209,7 +211,8 @@ def frictional_impact_map(
     )
     qdot_plus, pt, wn, wt = impact.at(pn)
     if throw:
-        qdot_plus = check(qdot_plus, failed, FrictionalImpactResults[FrictionalImpactResults.approach_not_stopped])
+        message = FrictionalImpactResults[FrictionalImpactResults.approach_not_stopped]
+        qdot_plus = check(qdot_plus, failed, message)
     return eqx.tree_at(
         lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work),
         impact, (qdot_plus, pt, wn, wt),
@@ -278,5 +281,7 @@ def impulse_space_path(impact: FrictionalImpact, num: int = 201) -> ImpulsePath:
     return ImpulsePath(pn=pn, qdot=qdot, v=qdot @ impact.jacobian.T, pt=pt, wn=wn, wt=wt)
 
 
-__all__ = ["FRICTIONAL_REGIMES", "FrictionalImpactResults", "FrictionalImpact", "ImpulsePath", "frictional_impact",
-           "frictional_impact_map", "impulse_space_path"]
+__all__ = [
+    "FRICTIONAL_REGIMES", "FrictionalImpact", "FrictionalImpactResults", "ImpulsePath", "frictional_impact",
+    "frictional_impact_map", "impulse_space_path",
+]
