@@ -117,7 +117,7 @@ def _diagnose(M, A):
     stacked = jnp.concatenate([M / jnp.where(scale > 0, scale, 1.0), A_hat])
     _, s, vt = jnp.linalg.svd(stacked, full_matrices=False)
     free = s <= _RANK_RTOL * jnp.maximum(s[0], 1.0)
-    return redundant, (vt.T * free) @ vt
+    return redundant, (vt.T * free[None, :]) @ vt
 
 
 def _solve(M, A, qdot_minus, b_plus, keep_massless: bool):
@@ -231,6 +231,7 @@ def impact(
     blocked: Sequence[str | int] | Mapping[str | int, float] = (),
     unilateral: Sequence[str] = (),
     restitution: Mapping[str, float] | None = None,
+    unilateral_tangent: Literal["free", "stick", "always"] = "free",
     massless: Literal["error", "keep"] = "error",
     ground_tol: float = 1e-6,
     throw: bool = True,
@@ -244,10 +245,12 @@ def impact(
        with `restitution` (below);
     2. each coordinate of `blocked` (name or index): ``q̇_j⁺ = 0``, or ``q̇_j⁺ = `` the given value when
        `blocked` is a mapping (partial blocking, seed 002, eqs. 5, 10–12);
-    3. each point of `unilateral` was holding before the impact and either stays (sticks: rows
-       ``[normal; tangential]``, normal impulse ≥ 0) or lifts off (no rows, ``v_n⁺ ≥ 0``) (seed 003, eq. 4;
-       seed 002, eq. 9). All ``2^k`` choices are solved and the consistent one is returned (seed 002,
-       footnote 4); its impulses are zero for a contact that lifted off.
+    3. each point of `unilateral` was holding before the impact and either stays (normal row, ``v_n⁺ = 0``,
+       normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (seed 003, eq. 4; seed 002, eq. 9).
+       Its tangential row depends on `unilateral_tangent`: ``"free"`` never (seed 003, eq. 4: only ``B_S``),
+       ``"stick"`` while it stays, ``"always"`` in both cases (seed 002, eqs. 8–9). All ``2^k`` choices are
+       solved and the consistent one is returned (seed 002, footnote 4). Two impulse slots per contact,
+       ``[normal, tangential]``, zero for a row not enforced.
 
     `restitution` maps points of `stick` to Newton's kinematic coefficient ``e ∈ [0, 1]``:
     ``v_n⁺ = −e v_n⁻``, a non-zero ``b⁺`` (seed 002, eq. 5) while the tangential velocity stays zero. For a
@@ -260,11 +263,14 @@ def impact(
     - `stick`, `blocked`, `unilateral`, `restitution`: the constraints above. Contact points must lie on the
       ground (``|y| ≤ ground_tol ×`` the model's size in posture `q`); `stick` points must approach it
       (``v_n⁻ < 0``).
+    - `unilateral_tangent`: ``"free"``, ``"stick"`` or ``"always"``, see 3.
     - `massless`, `throw`: as in :func:`constrained_impact`.
 
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
     """
     keep = _keep(massless)
+    if unilateral_tangent not in ("free", "stick", "always"):
+        raise ValueError(f"`unilateral_tangent` must be 'free', 'stick' or 'always', got {unilateral_tangent!r}.")
     stick, unilateral = tuple(stick), tuple(unilateral)
     for name, pts in (("stick", stick), ("unilateral", unilateral)):
         if isinstance(pts, str) or not all(isinstance(p, str) for p in pts):
@@ -286,15 +292,17 @@ def impact(
     q = model._q(q)
     qdot_minus = model._q(qdot_minus, "qdot_minus")
     tree = model.tree()
-    M = tree.mass_matrix(q)
-    n = model.n
-    J = {p: model.contact_jacobian(q, p) for p in points}  # raises on unknown names
+    for p in points:
+        tree.point_index(p)  # raises on unknown names
     all_pos = jnp.stack([tree.point_position(q, p) for p in tree.point_names])
     size = jnp.max(jnp.linalg.norm(all_pos[:, None] - all_pos[None], axis=-1))
     for p in points:
         y = tree.point_position(q, p)[1]
         q = check(q, jnp.abs(y) > ground_tol * size, f"contact point {p!r} is not on the ground (|y| > "
                   f"{ground_tol} × model size); place it with model.solve_coordinate.")
+    M = tree.mass_matrix(q)
+    n = model.n
+    J = {p: model.contact_jacobian(q, p) for p in points}
     b_rows = []
     for p in stick:
         vn = J[p][0] @ qdot_minus
@@ -312,18 +320,21 @@ def impact(
 
     candidates = []
     for stays in itertools.product((True, False), repeat=len(unilateral)):
-        active = [p for p, s in zip(unilateral, stays) if s]
-        A = jnp.concatenate([A_fixed] + [J[p] for p in active], axis=0)
-        b = jnp.concatenate([b_fixed, jnp.zeros(2 * len(active), M.dtype)])
+        # rows of each unilateral contact in this active set: (normal, tangential)
+        has = [(s, (s and unilateral_tangent == "stick") or unilateral_tangent == "always") for s in stays]
+        rows = [J[p][i:i + 1] for p, hp in zip(unilateral, has) for i, h in enumerate(hp) if h]
+        A = jnp.concatenate([A_fixed] + rows, axis=0)
+        b = jnp.concatenate([b_fixed, jnp.zeros(A.shape[0] - m_fixed, M.dtype)])
         sol = _solve(M, A, qdot_minus, b, keep)
-        lam_u, i = [], m_fixed
-        for s in stays:
-            lam_u.append(sol.impulses[i:i + 2] if s else jnp.zeros(2, M.dtype))
-            i += 2 * s
+        lam, i = [sol.impulses[:m_fixed]], m_fixed
+        for hp in has:
+            for h in hp:
+                lam.append(sol.impulses[i:i + 1] if h else jnp.zeros(1, M.dtype))
+                i += h
         vn_u = jnp.stack([J[p][0] @ sol.qdot_plus for p in unilateral]) if unilateral else jnp.zeros(0, M.dtype)
         candidates.append(eqx.tree_at(
             lambda s: (s.impulses, s.lifted_off, s.unilateral_velocity), sol,
-            (jnp.concatenate([sol.impulses[:m_fixed]] + lam_u), ~jnp.asarray(stays, bool).reshape(-1), vn_u),
+            (jnp.concatenate(lam), ~jnp.asarray(stays, bool).reshape(-1), vn_u),
         ))
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *candidates)
     regular = jnp.stack([c.result == ImpactResults.successful for c in candidates])
@@ -337,7 +348,7 @@ def impact(
     pick = jnp.argmax(consistent)
     chosen = jax.tree.map(lambda x: x[pick], stacked)
     q_scale = jnp.max(jnp.abs(stacked.qdot_plus), initial=1.0)
-    differs = jnp.max(jnp.abs(stacked.qdot_plus - chosen.qdot_plus), axis=1) > 1e-8 * q_scale
+    differs = jnp.max(jnp.abs(stacked.qdot_plus - chosen.qdot_plus[None]), axis=1) > 1e-8 * q_scale
     several = jnp.any(consistent & differs)
     any_redundant = jnp.any(stacked.result == ImpactResults.redundant_constraints)
     any_undetermined = jnp.any(stacked.result == ImpactResults.undetermined)
@@ -345,8 +356,10 @@ def impact(
         any_redundant, ImpactResults.redundant_constraints,
         ImpactResults.where(any_undetermined, ImpactResults.undetermined, ImpactResults.no_consistent_set),
     )
+    # An irregular active set (redundant rows, or a massless coordinate left free) makes the outcome
+    # uncertain even when another set is consistent: it is reported, not skipped.
     result = ImpactResults.where(
-        jnp.any(consistent),
+        jnp.any(consistent) & ~any_redundant & ~any_undetermined,
         ImpactResults.where(several, ImpactResults.several_consistent_sets, ImpactResults.successful),
         failed,
     )
