@@ -308,9 +308,12 @@ def impact(
         vn = J[p][0] @ qdot_minus
         qdot_minus = check(qdot_minus, vn >= 0, f"`stick` point {p!r} is not approaching the ground "
                            "(v_n⁻ ≥ 0): nothing collides there.")
-        e = as_float(f"restitution[{p!r}]", restitution.get(p, 0.0), shape=())
-        e = check(e, (e < 0) | (e > 1), f"`restitution[{p!r}]` must lie in [0, 1].")
-        b_rows += [-e * vn, jnp.zeros((), M.dtype)]
+        if p in restitution:
+            e = as_float(f"restitution[{p!r}]", restitution[p], shape=())
+            e = check(e, (e < 0) | (e > 1), f"`restitution[{p!r}]` must lie in [0, 1].")
+            b_rows += [-e * vn, jnp.zeros((), M.dtype)]
+        else:
+            b_rows += [jnp.zeros((), M.dtype)] * 2
     for c, r in rates.items():
         b_rows.append(as_float(f"blocked[{c!r}]", r, shape=()))
     eye = jnp.eye(n, dtype=M.dtype)
