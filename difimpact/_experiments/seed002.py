@@ -1,0 +1,344 @@
+"""Seed 002 (Ros, Font-Llagunes, Plaza & Kövecses, Multibody Syst Dyn 2015): heel strike of the seven-link
+human — energy index ξ (eq. 23) over the trailing-ankle push-off ω0 (Fig. 3), the torso angle (Fig. 6) and
+the post-impact rate of a partially blocked leading ankle (Fig. 8), for the joint-blocking cases of §4.
+
+Every impact is :func:`difimpact.impact` on :class:`difimpact.SevenLinkHuman`: the leading heel ``CAL_R``
+collides and sticks (eqs. 6–7), the trailing ``MH_L`` is a unilateral contact that stays or lifts off (eqs.
+8–9, footnote 4), the blocked joints of the leading leg get ``q̇_j⁺ = 0`` or a prescribed rate (eqs. 10–12).
+The trailing foot keeps its non-sliding row ``v_x(MH)⁺ = 0`` (eq. 8) in both choices, since footnote 4 solves
+"with and without" the unilateral constraint (9) only (``unilateral_tangent="always"``). The pre-impact state is
+:meth:`SevenLinkHuman.heel_strike_state` (eq. 3). One compiled function per blocking case serves all three
+experiments (same batch size within a run), compiled without XLA's backend optimisations: compiling is
+almost all the cost (a 41-point batch runs in milliseconds), and it halves the compile time.
+
+Ranges the paper does not print (its figures are lost): ω0 ∈ [−1, 1] rad/s — −1 rad/s is the strongest
+push-off of the analysed range (points A, B, C, §4.1–4.2), the other end is taken symmetric ("in the other
+direction", §4.1); Δθ ∈ [−20°, 20°], an assumed range of voluntary trunk lean.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._impact.constrained import ImpactResults, impact
+from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
+from .base import Outcome, check_that, experiment
+from .plotting import line_panels
+
+OMEGA0_REF = -1.0  # rad/s, the push-off of §4.2–4.3 (points A, B, C)
+OMEGA0_RANGE = (-1.0, 1.0)  # rad/s, see the module docstring
+DTHETA_RANGE = (-20.0, 20.0)  # deg, see the module docstring
+ANKLE, KNEE, HIP = "theta_A_R", "theta_K_R", "theta_H_R"
+TRAILING = ("theta_H_L", "theta_K_L", "theta_A_L")
+# Blocked joints of each case; the first (ankle) takes the prescribed post-impact rate of Fig. 8.
+CASES = {
+    "none": (),
+    "ankle": (ANKLE,),
+    "ankle+knee": (ANKLE, KNEE),
+    "ankle+knee+hip": (ANKLE, KNEE, HIP),
+}
+CASES_INDEX = {c: SevenLinkHuman.coordinate_names.index(c) for c in (ANKLE, KNEE, HIP) + TRAILING}
+# The paper's line styles (§4.1: red continuous, blue dashed, green dash-point); "none" is not in its figures.
+STYLES = {"none": "k:", "ankle": "r-", "ankle+knee": "b--", "ankle+knee+hip": "g-."}
+OUTCOMES = ("stays", "lifts", "no consistent set", "failed")
+QUANTITIES = ("xi", "T_minus", "Tc_minus", "Ta_minus", "Tc_plus", "vn_heel", "Pn_heel", "Pt_heel", "Pn_trailing",
+              "vn_trailing")
+UNITS = ("xi [-], T_minus, Tc_minus, Ta_minus, Tc_plus [J] (pre-impact energies, total / constrained / admissible "
+         "space; post-impact constrained), vn_heel [m/s] (pre-impact normal velocity of CAL_R), Pn_heel, Pt_heel, "
+         "Pn_trailing [N s] (impulses at CAL_R and MH_L), vn_trailing [m/s] (post-impact normal velocity of MH_L), "
+         "trailing_foot (stays / lifts / no consistent set)")
+
+
+_FAST_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+@functools.cache
+def _human() -> SevenLinkHuman:
+    return SevenLinkHuman()  # 75 kg, Dumas et al. 2007 (seed 002 §2.1)
+
+
+@functools.cache
+def _states():
+    """``(ω0, Δθ) ↦ (q, q̇⁻)`` batched (seed 002 eq. 3), torso angle ``θ = θ_n + Δθ`` (§4.2)."""
+    human, theta_n = _human(), HeelStrikePosture().torso
+    return jax.jit(jax.vmap(lambda omega0, dtheta: human.heel_strike_state(omega0, theta_n + dtheta)),
+                   compiler_options=_FAST_COMPILE)
+
+
+@functools.cache
+def _heel_strike(blocked: tuple[str, ...]):
+    """Batched heel strike with the joints `blocked`; the first gets the post-impact rate ``rate`` (eq. 10),
+    the others are blocked totally. Returns the quantities of :data:`QUANTITIES`, the trailing-foot outcome
+    (index into :data:`OUTCOMES`), ``q̇⁻``, ``M`` and the stacked Jacobians of CAL_R and MH_L (for checks of
+    eq. 24 by hand)."""
+    human = _human()
+
+    def one(q, qdot, rate):
+        rates = {c: (rate if i == 0 else 0.0) for i, c in enumerate(blocked)}
+        sol = impact(human, q, qdot, stick=("CAL_R",), blocked=rates, unilateral=("MH_L",),
+                     unilateral_tangent="always", throw=False)
+        ok = sol.result == ImpactResults.successful
+        lifted = sol.lifted_off[0]
+        outcome = jnp.where(ok, jnp.where(lifted, 1, 0),
+                            jnp.where(sol.result == ImpactResults.no_consistent_set, 2, 3))
+        return dict(
+            xi=sol.xi, T_minus=sol.T_minus, Tc_minus=sol.Tc_minus, Ta_minus=sol.Ta_minus, Tc_plus=sol.Tc_plus,
+            vn_heel=human.contact_jacobian(q, "CAL_R")[0] @ qdot, Pn_heel=sol.impulses[0], Pt_heel=sol.impulses[1],
+            Pn_trailing=sol.impulses[-2], vn_trailing=sol.unilateral_velocity[0], outcome=outcome,
+            lifted=lifted, qdot=qdot, M=human.mass_matrix(q),
+            J=jnp.concatenate([human.contact_jacobian(q, "CAL_R"), human.contact_jacobian(q, "MH_L")]),
+        )
+
+    return jax.jit(jax.vmap(one), compiler_options=_FAST_COMPILE)
+
+
+def _sweep(blocked, omega0, dtheta, rate):
+    q, qdot = _states()(jnp.asarray(omega0, float), jnp.asarray(dtheta, float))
+    out = _heel_strike(blocked)(q, qdot, jnp.asarray(rate, float))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _n(quick: bool) -> int:
+    return 9 if quick else 41  # one batch size for every sweep: one compilation per blocking case
+
+
+def _rows(key, x, cases, res, extra=None):
+    rows = []
+    for name in cases:
+        for i, xi in enumerate(x[name] if isinstance(x, dict) else x):
+            r = res[name]
+            rows.append({"blocked": name, key: float(xi), **(extra or {}),
+                         **{k: float(r[k][i]) for k in QUANTITIES}, "trailing_foot": OUTCOMES[int(r["outcome"][i])]})
+    return rows
+
+
+def _pct(a) -> str:
+    return f"{100 * float(a):.1f} %"
+
+
+def _band(statement, paper_pct, ours, half_width_pct, source):
+    """``ours`` (a fraction) equals the paper's rounded percentage to its rounding half-width."""
+    return check_that(statement, f"≈ {paper_pct:g} % ({source}; rounded: ± {half_width_pct:g} points)",
+                      _pct(ours), abs(100 * ours - paper_pct) <= half_width_pct)
+
+
+def _monotone(a, increasing=True):
+    d = np.diff(a)
+    return bool(np.all(d > 0) if increasing else np.all(d < 0))
+
+
+def _trailing_check(res, cases):
+    """Seed 002 eq. 9: the trailing MH stays (``v(MH)⁺ = 0``, normal impulse ≥ 0), as observed in normal gait."""
+    parts, ok = [], True
+    for name in cases:
+        r = res[name]
+        out = np.array([OUTCOMES[int(o)] for o in r["outcome"]])
+        desc = []
+        for kind in dict.fromkeys(out):
+            at = out == kind
+            v, unit = (r["Pn_trailing"], "P_n") if kind == "stays" else (r["vn_trailing"], "v_n⁺")
+            desc.append(f"{kind} at {at.sum()}/{at.size} ({unit} {v[at].min():.2g}…{v[at].max():.2g} "
+                        f"{'N s' if kind == 'stays' else 'm/s'})")
+        parts.append(f"{name}: " + ", ".join(desc))
+        ok &= bool(np.all(out == "stays"))
+    return check_that("The trailing foot stays on the ground: v(MH)⁺ = 0 with a non-negative impulse (footnote 4)",
+                      "§2.3: observed in normal gait", "; ".join(parts), ok)
+
+
+@experiment("heelstrike-pushoff", "002", "Fig. 3",
+            "Seven-link human: ξ, T_c⁻, T_a⁻ vs trailing-ankle push-off ω0 with the leading ankle / ankle+knee / "
+            "ankle+knee+hip blocked (and nothing blocked).",
+            units="omega0 [rad/s], " + UNITS)
+def heelstrike_pushoff(quick, progress):
+    omega0 = np.linspace(*OMEGA0_RANGE, _n(quick))
+    zeros = np.zeros_like(omega0)
+    res = {name: _sweep(b, omega0, zeros, zeros) for name, b in progress(CASES.items(), desc="blocking cases")}
+    rows = _rows("omega0", omega0, CASES, res)
+    xi = {k: r["xi"] for k, r in res.items()}
+    blocked = [k for k in CASES if k != "none"]
+    reg = {k: (xi[k].max() - xi[k].min()) / xi[k].max() for k in blocked}
+    T, vn = res["none"]["T_minus"], res["none"]["vn_heel"]
+    checks = [
+        _band("Nothing blocked: very low dissipation", 2, xi["none"].max(), 0.5, "§4.1, max over the range"),
+        _band("Leading ankle blocked: dissipation goes up to 20 %", 20, xi["ankle"].max(), 2.5,
+              "§4.1 conclusion 1; values given to 5 %"),
+        _band("Ankle and knee blocked: up to 30 %", 30, xi["ankle+knee"].max(), 2.5, "§4.1 conclusion 2"),
+        _band("Ankle, knee and hip blocked: up to 35 %", 35, xi["ankle+knee+hip"].max(), 2.5, "§4.1 conclusion 3"),
+        check_that("Push-off regulates up to 50 % of the dissipable energy: (max − min)/max of ξ over the range",
+                   "50 % (§4.1 conclusion 4; one significant digit: ± 5 points, largest case)",
+                   ", ".join(f"{k} {v:.1%}" for k, v in reg.items()), abs(max(reg.values()) - 0.5) <= 0.05),
+        check_that("Each additional blocked joint increases ξ (at every ω0)", "§4.1",
+                   f"at ω0 = {omega0[0]:g}: " + " < ".join(_pct(xi[k][0]) for k in CASES),
+                   all(np.all(xi[a] < xi[b]) for a, b in zip(CASES, list(CASES)[1:]))),
+        check_that("Greater push-off (more negative ω0) lowers T_c⁻ and ξ and raises T_a⁻ (blocked cases)",
+                   "§4.1",
+                   f"ankle: T_c⁻ {res['ankle']['Tc_minus'][0]:.2f} → {res['ankle']['Tc_minus'][-1]:.2f} J, T_a⁻ "
+                   f"{res['ankle']['Ta_minus'][0]:.2f} → {res['ankle']['Ta_minus'][-1]:.2f} J from ω0 = −1 to 1",
+                   all(_monotone(res[k]["Tc_minus"]) and _monotone(xi[k]) and _monotone(res[k]["Ta_minus"], False)
+                       for k in blocked)),
+        check_that("Greater push-off increases the total pre-impact energy T⁻", "§4.1",
+                   f"T⁻ = {T[0]:.2f} J at ω0 = {omega0[0]:g}, {T[-1]:.2f} J at {omega0[-1]:g} rad/s "
+                   f"(minimum {T.min():.2f} J at ω0 = {omega0[np.argmin(T)]:g})", _monotone(T, False)),
+        check_that("Push-off lowers the normal colliding velocity of the heel", "§4.1",
+                   f"v_n(CAL)⁻ = {vn[0]:.3f} m/s at ω0 = {omega0[0]:g}, {vn[-1]:.3f} m/s at {omega0[-1]:g}",
+                   _monotone(vn, False)),
+        _trailing_check(res, CASES),
+    ]
+    names = list(CASES)
+    figures = {"fig3_xi": line_panels(
+        omega0, [100 * np.stack([xi[k] for k in names]), np.stack([res[k]["Tc_minus"] for k in names]),
+                 np.stack([res[k]["Ta_minus"] for k in names])],
+        [f"{k} blocked" for k in names], "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
+        ["energy index ξ [%]", "pre-impact energy in the SCM, T_c⁻ [J]", "pre-impact energy in the SAM, T_a⁻ [J]"],
+        "Seed 002 Fig. 3 — impulsive map (leading heel sticks, trailing MH unilateral)",
+        styles=dict(enumerate(STYLES[k] for k in names)))}
+    return Outcome(rows, figures, checks)
+
+
+def _below(statement, bound_pct, ours, source):
+    """``ours`` (a fraction) exceeds the paper's lower bound (a percentage rounded to the percent)."""
+    return check_that(statement, f"> {bound_pct:g} % ({source})", _pct(ours), 100 * ours >= bound_pct - 0.5)
+
+
+def _ratio_check(statement, lo_pct, hi_pct, xi, source):
+    """min/max of ξ over the range against the paper's ``lo/hi``, with the interval their rounding to the
+    percent allows."""
+    lo, hi = (lo_pct - 0.5) / (hi_pct + 0.5), (lo_pct + 0.5) / (hi_pct - 0.5)
+    ours = float(xi.min() / xi.max())
+    return check_that(statement, f"{lo_pct:g}/{hi_pct:g} % → min/max ∈ [{lo:.2f}, {hi:.2f}] ({source})",
+                      f"{_pct(xi.min())}/{_pct(xi.max())} → {ours:.2f}", lo <= ours <= hi)
+
+
+@experiment("heelstrike-torso", "002", "Fig. 6",
+            "Seven-link human: ξ vs Torso-Pelvis angle deviation Δθ at ω0 = −1 rad/s, leading ankle / "
+            "ankle+knee / ankle+knee+hip blocked.",
+            units="dtheta_deg [deg] (Δθ = θ − θ_n, > 0 leaning backward), omega0 [rad/s], " + UNITS)
+def heelstrike_torso(quick, progress):
+    cases = {k: v for k, v in CASES.items() if k != "none"}
+    dtheta = np.linspace(*DTHETA_RANGE, _n(quick))
+    omega0, zeros = np.full_like(dtheta, OMEGA0_REF), np.zeros_like(dtheta)
+    res = {name: _sweep(b, omega0, np.radians(dtheta), zeros) for name, b in progress(cases.items(),
+                                                                                       desc="blocking cases")}
+    rows = _rows("dtheta_deg", dtheta, cases, res, {"omega0": OMEGA0_REF})
+    xi = {k: r["xi"] for k, r in res.items()}
+    _, qdot = _states()(jnp.asarray(omega0), jnp.asarray(np.radians(dtheta)))
+    qdot = np.asarray(qdot)
+    ref = qdot[np.argmin(abs(dtheta))]
+    dq = float(np.max(np.linalg.norm(qdot - ref, axis=1)) / np.linalg.norm(ref))
+    akh, ak = xi["ankle+knee+hip"], xi["ankle+knee"]
+    checks = [
+        _below("Ankle blocked: the dissipation can be greater than 13 %", 13, xi["ankle"].max(), "§4.2 conclusion 1"),
+        _band("Ankle blocked: the torso regulates it down to 10 %", 10, xi["ankle"].min(), 0.5, "§4.2 conclusion 1"),
+        _ratio_check("Ankle blocked: the torso angle regulates ξ modestly (min/max over the range)", 10, 13,
+                     xi["ankle"], "§4.2 conclusion 1"),
+        _below("Ankle and knee blocked: greater than 19 %", 19, ak.max(), "§4.2 conclusion 2"),
+        _band("Ankle and knee blocked: down to 14 %", 14, ak.min(), 0.5, "§4.2 conclusion 2"),
+        _ratio_check("Ankle and knee blocked: modest regulation (min/max over the range)", 14, 19, ak,
+                     "§4.2 conclusion 2"),
+        _band("Ankle, knee and hip blocked: the dissipation is 19 %", 19, akh.mean(), 0.5,
+              "§4.2 conclusion 3; ours: mean over the range"),
+        check_that("Ankle, knee and hip blocked: the torso angle has no appreciable effect", "§4.2 conclusion 3 "
+                   "(taken as a spread below 1 point, the paper's resolution)",
+                   f"spread {100 * np.ptp(akh):.2f} points (ankle+knee: {100 * np.ptp(ak):.2f})",
+                   100 * np.ptp(akh) < 1.0),
+        check_that("…and equals the maximum of the ankle+knee case", "§4.2 conclusion 3 (to 1 point)",
+                   f"{_pct(akh.mean())} vs max {_pct(ak.max())}", abs(100 * (akh.mean() - ak.max())) <= 1.0),
+        check_that("The torso angle does not change the pre-impact velocity", "§4.2 (to 1 %, the figures' "
+                   "resolution)", f"q̇⁻ changes by {dq:.2%} over Δθ (eq. 3 re-solved at each θ)", dq <= 0.01),
+        _trailing_check(res, cases),
+    ]
+    names = list(cases)
+    figures = {"fig6_xi": line_panels(
+        dtheta, [100 * np.stack([xi[k] for k in names])], [f"{k} blocked" for k in names],
+        "Torso-Pelvis angle deviation Δθ = θ − θ_n [deg] (< 0: leaning forward)", ["energy index ξ [%]"],
+        f"Seed 002 Fig. 6 — impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
+        styles=dict(enumerate(STYLES[k] for k in names)))}
+    return Outcome(rows, figures, checks)
+
+
+def _eq24(r, blocked):
+    """``W_c = (A M⁻¹ Aᵀ)⁻¹`` of the active set (seed 002, eqs. 20, 24) with numpy, from ``M`` and the contact
+    Jacobians at the first state of a sweep: rows CAL (2), blocked joints, MH normal (if it stays), MH
+    tangential (eq. 8). Returns ``W_c[a, a]`` of the ankle row (row 2)."""
+    n = r["M"].shape[-1]
+    rows = [r["J"][0, :2]] + [np.eye(n)[None, CASES_INDEX[c]] for c in blocked]
+    rows += [r["J"][0, 3:]] if r["lifted"][0] else [r["J"][0, 2:]]
+    A = np.concatenate(rows)
+    return float(np.linalg.inv(A @ np.linalg.solve(r["M"][0], A.T))[2, 2])
+
+
+@experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
+            "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
+            "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
+            units="ankle_rate [rad/s] (θ̇_A^R⁺), omega0 [rad/s], " + UNITS)
+def heelstrike_ankle_blocking(quick, progress):
+    cases = {k: v for k, v in CASES.items() if k != "none"}
+    cases["ankle+trailing"] = (ANKLE,) + TRAILING  # §4.3, last paragraph: trailing hip, knee, ankle locked
+    n = _n(quick)
+    omega0, zeros = np.full(n, OMEGA0_REF), np.zeros(n)
+    ref = {name: _sweep(b, omega0, zeros, zeros) for name, b in progress(cases.items(), desc="total blocking")}
+    w_aa = {k: _eq24(ref[k], b) for k, b in cases.items()}
+    # ξ > 0 (the paper's plotted range) for |θ̇_A^R⁺| < r0 = √(2 T_c⁻ / W_aa) (eq. 24)
+    r0 = {k: float(np.sqrt(2 * ref[k]["Tc_minus"][0] / w_aa[k])) for k in cases}
+    rate = np.linspace(-1.0, 1.0, n) * max(r0.values())
+    res = {name: _sweep(b, omega0, zeros, rate) for name, b in progress(cases.items(), desc="partial blocking")}
+    at_r0 = {k: _sweep(b, omega0, zeros, np.full(n, r0[k]))["xi"][0] for k, b in cases.items()}
+    valid = {k: res[k]["xi"] >= 0 for k in cases}
+    rows = []
+    for k in cases:
+        part = {q: v[valid[k]] for q, v in res[k].items() if v.ndim == 1}
+        rows += _rows("ankle_rate", {k: rate[valid[k]]}, [k], {k: part}, {"omega0": OMEGA0_REF})
+    checks = []
+    main = [k for k in cases if k in CASES]
+    for k in main:
+        # eq. 24 holds for one set of constraints: fit where the trailing foot does what it does at θ̇_A^R⁺ = 0
+        same = valid[k] & (res[k]["outcome"] == ref[k]["outcome"][0])
+        x, y = rate[same], res[k]["xi"][same]
+        a, b, c = np.polyfit(x, y, 2)
+        vertex, resid = -b / (2 * a), float(np.max(np.abs(np.polyval((a, b, c), x) - y)))
+        expect = -w_aa[k] / (2 * ref[k]["T_minus"][0])
+        other = int(valid[k].sum() - same.sum())
+        switch = (f"; trailing foot {OUTCOMES[int(ref[k]['outcome'][0])]} at 0 but not at {other} of "
+                  f"{int(valid[k].sum())} rates (|θ̇_A^R⁺| ≥ {np.abs(rate[valid[k] & ~same]).min():.1f} rad/s): "
+                  "another parabola there") if other else ""
+        checks.append(check_that(
+            f"{k}: ξ is a parabola in θ̇_A^R⁺ with its maximum at total blocking (eq. 24)",
+            "vertex at 0, curvature −W_c,aa/(2T⁻) (eq. 24; to 1e-8, float64 least squares)",
+            f"vertex {vertex:.1e} rad/s, fit residual {resid:.1e}, curvature {a:.6e} vs {expect:.6e} "
+            f"({len(x)} points, |θ̇_A^R⁺| ≤ {max(abs(x)):.2f} rad/s){switch}",
+            abs(vertex) <= 1e-8 * max(abs(x)) and resid <= 1e-8 * y.max() and abs(a / expect - 1) <= 1e-8))
+    at_zero = {k: float(ref[k]["xi"][0]) for k in cases}
+    ends = {k: float(at_r0[k] / at_zero[k]) for k in main}
+    checks += [
+        _band("Partial ankle blocking alone regulates up to T_c⁻ = 12 % of T⁻", 12, at_zero["ankle"], 0.5,
+              "§4.3 conclusion 1"),
+        _band("Adding the knee: 17 %", 17, at_zero["ankle+knee"], 0.5, "§4.3 conclusion 2"),
+        _band("Adding the hip: 19 %", 19, at_zero["ankle+knee+hip"], 0.5, "§4.3 conclusion 3"),
+        check_that("Partial blocking regulates from ≈ 0 % up to 100 % of T_c⁻",
+                   "§4.3 conclusion 1 (≈ 0: taken as below 1 % of ξ(0))",
+                   "ξ/ξ(0) at θ̇_A^R⁺ = r0 = √(2T_c⁻/W_c,aa): "
+                   + ", ".join(f"{k} {v:.1e} (r0 = {r0[k]:.2f} rad/s)" for k, v in ends.items()),
+                   all(abs(v) <= 0.01 for v in ends.values())),
+        check_that("Blocking the knee, then the hip, raises the maximum", "§4.3 conclusions 1–3",
+                   " < ".join(_pct(at_zero[k]) for k in main), _monotone([at_zero[k] for k in main])),
+        check_that("Locking the trailing-leg joints does not significantly change ξ (ankle case, total blocking)",
+                   "§4.3 (taken as: within 1 point)",
+                   f"{_pct(at_zero['ankle'])} → {_pct(at_zero['ankle+trailing'])}, trailing foot "
+                   f"{OUTCOMES[int(ref['ankle+trailing']['outcome'][0])]}",
+                   abs(100 * (at_zero["ankle+trailing"] - at_zero["ankle"])) <= 1.0),
+        _trailing_check(ref, main),
+    ]
+    names = list(cases)
+    styles = {**STYLES, "ankle+trailing": "m:"}
+    labels = {"ankle": "ankle partially blocked", "ankle+knee": "ankle partially, knee blocked",
+              "ankle+knee+hip": "ankle partially, knee and hip blocked",
+              "ankle+trailing": "ankle partially blocked, trailing leg locked"}
+    curves = np.stack([np.where(valid[k], 100 * res[k]["xi"], np.nan) for k in names])
+    figures = {"fig8_xi": line_panels(
+        rate, [curves], [labels[k] for k in names],
+        "post-impact leading-ankle rate θ̇_A^R⁺ [rad/s] (0: total blocking)",
+        ["energy index ξ [%]"], f"Seed 002 Fig. 8 — partial ankle blocking, ω0 = {OMEGA0_REF:g} rad/s (ξ > 0)",
+        styles=dict(enumerate(styles[k] for k in names)))}
+    return Outcome(rows, figures, checks)

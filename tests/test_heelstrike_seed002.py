@@ -1,0 +1,125 @@
+"""Heel strike of the seven-link human (seed 002, §4): ξ bands over the push-off range, the parabola of
+eq. 24 in the post-impact ankle rate, and the trailing foot's unilateral outcome (footnote 4).
+
+Independent references: ``W_c = (A M⁻¹ Aᵀ)⁻¹`` and the impulse–momentum solution (eqs. 20–22) recomputed
+with numpy from ``M`` and the Jacobians; the energy decomposition ``T = T_c + T_a`` (eq. 17); the paper's bands.
+The sweeps go through the experiment's compiled functions (one compilation per blocking case, shared with
+``difimpact reproduce``), which call :func:`difimpact.impact`.
+"""
+
+import numpy as np
+import pytest
+
+from difimpact._experiments import seed002 as s2
+
+N = 9  # the quick batch size: shares the compilations with test_reproduce_seed002.py
+OMEGA0 = np.linspace(-1.0, 1.0, N)
+ZEROS = np.zeros(N)
+BLOCKED = ("ankle", "ankle+knee", "ankle+knee+hip")
+
+
+@pytest.fixture(scope="module")
+def pushoff():
+    return {k: s2._sweep(b, OMEGA0, ZEROS, ZEROS) for k, b in s2.CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """Total blocking at ω0 = −1 rad/s (points A, B, C of §4.1–4.3), trailing-leg locking included."""
+    cases = {k: s2.CASES[k] for k in BLOCKED} | {"ankle+trailing": (s2.ANKLE,) + s2.TRAILING}
+    return {k: (b, s2._sweep(b, np.full(N, -1.0), ZEROS, ZEROS)) for k, b in cases.items()}
+
+
+def _numpy_impact(r, blocked, stays, rate=0.0):
+    """Seed 002 eqs. 20–22 with ``M⁻¹`` (numpy): rows CAL (2), blocked joints, MH normal if it stays, MH
+    tangential (eq. 8). Returns (q̇⁺, λ̄, W_c)."""
+    M, J = r["M"][0], r["J"][0]
+    rows = [J[:2]] + [np.eye(9)[None, s2.CASES_INDEX[c]] for c in blocked] + [J[2:] if stays else J[3:]]
+    A = np.concatenate(rows)
+    b = np.zeros(len(A))
+    b[2] = rate if blocked else 0.0
+    W = np.linalg.inv(A @ np.linalg.solve(M, A.T))
+    qdot = r["qdot"][0]
+    lam = W @ (b - A @ qdot)
+    return qdot + np.linalg.solve(M, A.T @ lam), lam, W
+
+
+def test_energy_decomposition(pushoff):
+    # eq. 17: T = T_c + T_a with mass-orthogonal projectors, at every push-off and blocking case.
+    for r in pushoff.values():
+        np.testing.assert_allclose(r["Tc_minus"] + r["Ta_minus"], r["T_minus"], rtol=1e-12)
+
+
+def test_nothing_blocked_about_two_percent(pushoff):
+    # §4.1: "Simulations with no blocked joints present a very low dissipation (≈ 2 %)"; 2 % rounded: ± 0.5.
+    assert 0.015 <= pushoff["none"]["xi"].max() <= 0.025
+    assert pushoff["none"]["xi"].min() > 0
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Seed 002 §4.1 gives up to 20 / 30 / 35 % over the push-off range; ours, with the assumed posture and "
+    "ω0 ∈ [−1, 1] rad/s, reach about 15 / 23 / 29 % (see the heelstrike-pushoff report)."))
+@pytest.mark.parametrize("case, paper", [("ankle", 0.20), ("ankle+knee", 0.30), ("ankle+knee+hip", 0.35)])
+def test_blocked_bands(pushoff, case, paper):
+    # The paper's values are multiples of 5 %: ± 2.5 points.
+    assert abs(pushoff[case]["xi"].max() - paper) <= 0.025
+
+
+def test_blocking_and_push_off_order(pushoff):
+    # §4.1: each additional blocked joint raises ξ; a stronger push-off (ω0 more negative) lowers it.
+    names = list(s2.CASES)
+    for a, b in zip(names, names[1:]):
+        assert np.all(pushoff[a]["xi"] < pushoff[b]["xi"])
+    for r in pushoff.values():
+        assert np.all(np.diff(r["xi"]) > 0)
+        assert np.all(np.diff(np.abs(r["vn_heel"])) > 0)
+
+
+@pytest.mark.parametrize("case", BLOCKED)
+def test_parabola_in_ankle_rate(reference, case):
+    """eq. 24: ξ(θ̇_A^R⁺) = ξ(0) − W_c,aa θ̇²/(2T⁻), maximum at total blocking, W_c from numpy."""
+    blocked, r = reference[case]
+    stays = not r["lifted"][0]
+    W = _numpy_impact(r, blocked, stays)[2]
+    r0 = np.sqrt(2 * r["Tc_minus"][0] / W[2, 2])
+    rates = np.linspace(-0.3, 0.3, N) * r0  # small enough for the trailing foot to keep its outcome
+    out = s2._sweep(blocked, np.full(N, -1.0), ZEROS, rates)
+    assert np.all(out["outcome"] == r["outcome"][0])
+    a, b, c = np.polyfit(rates, out["xi"], 2)
+    assert abs(b / (2 * a)) <= 1e-9 * r0
+    assert a == pytest.approx(-W[2, 2] / (2 * r["T_minus"][0]), rel=1e-9)
+    assert c == pytest.approx(r["xi"][0], rel=1e-12)
+    assert out["xi"].max() <= r["xi"][0] + 1e-15
+    # ... and the library's Tc_plus is eq. 24 itself
+    np.testing.assert_allclose(out["Tc_plus"], 0.5 * W[2, 2] * rates**2, rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize("case", list(BLOCKED) + ["ankle+trailing"])
+def test_trailing_foot_outcome(reference, case):
+    """Footnote 4: of the two solutions (MH normal row enforced or not), exactly the reported one is
+    consistent — a staying foot has v_n⁺ = 0 and P_n ≥ 0, a lifting one P_n = 0 and v_n⁺ ≥ 0 — checked
+    against both candidates recomputed with numpy."""
+    blocked, r = reference[case]
+    assert s2.OUTCOMES[int(r["outcome"][0])] in ("stays", "lifts")
+    lifted = bool(r["lifted"][0])
+    J_mh = r["J"][0, 2]
+    stay_qdot, stay_lam, _ = _numpy_impact(r, blocked, stays=True)
+    lift_qdot, _, _ = _numpy_impact(r, blocked, stays=False)
+    stay_ok = stay_lam[-2] >= 0
+    lift_ok = J_mh @ lift_qdot >= 0
+    assert (lift_ok, stay_ok) == (lifted, not lifted)
+    if lifted:
+        assert r["Pn_trailing"][0] == 0.0
+        assert r["vn_trailing"][0] == pytest.approx(J_mh @ lift_qdot, rel=1e-9)
+    else:
+        assert r["Pn_trailing"][0] == pytest.approx(stay_lam[-2], rel=1e-8)
+        assert abs(r["vn_trailing"][0]) < 1e-12
+
+
+def test_trailing_leg_locking_lifts_the_foot(reference):
+    # Reported, not the paper's expectation (§4.3: locking the trailing leg "does not significantly change"
+    # ξ): with the trailing hip, knee and ankle locked the trailing foot lifts off and ξ grows.
+    r = reference["ankle+trailing"][1]
+    assert s2.OUTCOMES[int(r["outcome"][0])] == "lifts"
+    assert r["vn_trailing"][0] > 0
+    assert r["xi"][0] > reference["ankle"][1]["xi"][0]
