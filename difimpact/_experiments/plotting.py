@@ -19,3 +19,24 @@ def line_panels(x, panels, labels, xlabel, ylabels, title, *, styles=None, zero_
     fig.suptitle(title)
     fig.tight_layout()
     return fig
+
+
+def method_panels(x, panels, xlabel, ylabels, title):
+    """One row of panels comparing two methods, laid out like seed 001's Figs. 2–5: panel ``k`` is a dict
+    ``{quantity label: {method: curve}}``; one colour per quantity, solid lines for the first method, dashed
+    lines with markers for the second. A method whose curve is ``None`` (or absent) is not drawn; NaN points
+    are gaps."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.2), squeeze=False)
+    for ax, panel, ylabel in zip(axes[0], panels, ylabels):
+        for colour, (quantity, curves) in enumerate(panel.items()):
+            for j, (method, curve) in enumerate(curves.items()):
+                if curve is not None:
+                    ax.plot(x, curve, "-" if j == 0 else "--o", color=f"C{colour}", ms=3,
+                            label=f"{quantity}, {method}" if quantity else method)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
