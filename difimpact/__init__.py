@@ -57,6 +57,23 @@ from ._models import (
     SevenLinkHuman as SevenLinkHuman,
     TreeModel as TreeModel,
 )
+from ._examples import (
+    ankle_blocking as ankle_blocking,
+    biped_torso as biped_torso,
+    compass_foot_radius as compass_foot_radius,
+    crutch_peak_force as crutch_peak_force,
+    Problem as Problem,
+)
+from ._objectives import (
+    constrained_energy_index as constrained_energy_index,
+    energy_index as energy_index,
+    energy_loss as energy_loss,
+    impulses as impulses,
+    peak_contact_force as peak_contact_force,
+    post_impact_velocity as post_impact_velocity,
+    sliding_margin as sliding_margin,
+)
+from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult
 from ._sweep import grid as grid, sweep as sweep
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
 

@@ -1,0 +1,176 @@
+r"""Worked optimisation examples (issue 5, item 3): each builds a :class:`Problem` — objective, inequality
+constraints ``g(x) ≤ 0`` and bounds over a small vector ``x`` — from the models and the objectives, and
+:meth:`Problem.solve` runs :func:`~difimpact.minimise` on it. Tests and notebooks check the optima against a
+brute-force grid over the same bounds.
+"""
+
+import math
+from collections.abc import Callable
+
+import equinox as eqx
+import jax.numpy as jnp
+import optax
+
+from ._compliant import seed000_tip_contact
+from ._custom_types import Array, Float, Scalar
+from ._impact.constrained import impact
+from ._models import BipedWithTorso, CompassGait, CrutchWalker, SevenLinkHuman
+from ._objectives import (
+    constrained_energy_index,
+    energy_index,
+    energy_loss,
+    peak_contact_force,
+    post_impact_velocity,
+    sliding_margin,
+)
+from ._optimise import OptimiseResult, minimise
+
+
+class Problem(eqx.Module):
+    """``min objective(x)`` subject to ``constraints(x) ≤ 0`` and ``lower ≤ x ≤ upper``; `names` label the
+    entries of ``x`` (radians, metres or ratios as named)."""
+
+    objective: Callable[[Float[Array, " d"]], Scalar] = eqx.field(static=True)
+    constraints: Callable[[Float[Array, " d"]], Float[Array, " m"]] | None = eqx.field(static=True)
+    lower: Float[Array, " d"]
+    upper: Float[Array, " d"]
+    names: tuple[str, ...] = eqx.field(static=True)
+
+    def solve(self, start, *, learning_rate: float = 0.02, steps: int = 300, rounds: int = 4,
+              penalty: float = 100.0) -> OptimiseResult:
+        """:func:`~difimpact.minimise` from `start` with Adam, the learning rate decaying tenfold per
+        round, projection on the bounds and the augmented Lagrangian for the constraints."""
+        schedule = optax.exponential_decay(learning_rate, steps, 0.1)
+        return minimise(self.objective, jnp.asarray(start, float), optimiser=optax.adam(schedule), steps=steps,
+                        rounds=rounds if self.constraints is not None else 1, bounds=(self.lower, self.upper),
+                        constraints=self.constraints, penalty=penalty)
+
+
+def _bounds(*pairs):
+    return jnp.array([p[0] for p in pairs], float), jnp.array([p[1] for p in pairs], float)
+
+
+def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> Problem:
+    r"""Compass walker (seed 001): foot radius ``R`` and half inter-leg angle ``q3`` minimising the energy lost
+    per distance, ``(T⁻ − T⁺) / D`` [J/m] (seed 003's ξ_L, eq. 23, with the distance actually travelled).
+
+    **Why constraints.** Unconstrained the problem has no interior optimum: the loss vanishes as ``R → l``
+    (seed 001, §4: no impact at all) and, per distance, as ``q3 → 0`` (short steps, seed 003 conclusion (ii)).
+    Two physical limits make it meaningful:
+
+    - the foot arc must carry the rolling contact, which moves by ``2 q3`` on the arc during a step:
+      arc length ``2 R q3 ≤`` `foot_length` [m];
+    - each step must travel at least `progression` [m]. Per step the stance arc rolls ``2 R q3`` and the
+      contact points are ``L = 2 (l − R) sin q3`` apart at heel strike, so ``D = L + 2 R q3`` (``L`` alone
+      — :meth:`CompassGait.step_length` — vanishes at ``R = l``, where the walker is a rolling wheel).
+
+    Both are active at the optimum: the best foot is the largest the foot length allows and the best step
+    the shortest the task allows. Pre-impact state: seed 001, ``q̇3 = 1 rad/s`` (:meth:`CompassGait.
+    pre_impact_state`); the swing foot sticks, the stance foot is released. ``x = [R, q3]`` within
+    ``[0.05, 1] m × [2°, 30°]`` (seed 001's ranges).
+    """
+
+    def parts(x):
+        R, q3 = x[0], x[1]
+        model = CompassGait(R=R)
+        q, qdot = model.pre_impact_state(q3)
+        distance = model.step_length(q) + 2 * R * q3
+        return energy_loss(model, q, qdot, stick=("swing_foot",)), distance, R, q3
+
+    def objective(x):
+        loss, distance, *_ = parts(x)
+        return loss / distance
+
+    def constraints(x):
+        _, distance, R, q3 = parts(x)
+        return jnp.stack([2 * R * q3 / foot_length - 1.0, 1.0 - distance / progression])
+
+    lower, upper = _bounds((0.05, 1.0), (math.radians(2.0), math.radians(30.0)))
+    return Problem(objective, constraints, lower, upper, ("R", "q3"))
+
+
+def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Problem:
+    r"""Biped with torso (seed 003, §4.2): torso angle ``q5`` and upper-body mass ratio ``μ_T = m_T/m_H``
+    minimising ``ξ_I = T_c⁻ / T⁻`` subject to passive stance-foot lift-off ``v_Sn⁺ ≥`` `lift_off` [m/s]
+    (seed 003, eq. 4).
+
+    As in seed 003 §4.2: ``q4 = 30°``, ``m = 5 kg`` per leg, ``m_B = 30 kg`` (so ``m_H = 20/(1 + μ_T)``), and
+    ``x = [q5, μ_T]`` within ``[0°, 30°] × [0, 2]`` (torso between aligned with the stance leg and aligned
+    with the colliding leg). With a small margin the lift-off constraint is inactive and the optimum is seed
+    003's conclusions: torso aligned with the stance leg (``q5 = 0``, conclusion (iii)) and the heaviest torso
+    (``μ_T = 2``, §4.2). A larger margin (lift-off needs a light torso, Fig. 5) makes it active and trades
+    torso mass for lift-off. The left foot sticks, the right foot is released (``massless="keep"``: ``μ_T = 0``
+    is a massless torso).
+    """
+
+    def state(x):
+        q5, mu_T = x[0], x[1]
+        m_H = 20.0 / (1.0 + mu_T)
+        model = BipedWithTorso(m=5.0, m_H=m_H, m_T=mu_T * m_H)
+        return (model, *model.pre_impact_state(q4, q5))
+
+    options = dict(stick=("P_L",), massless="keep")
+
+    def objective(x):
+        return constrained_energy_index(*state(x), **options)
+
+    def constraints(x):
+        v_Sn = post_impact_velocity(*state(x), "P_R", **options)[1]
+        return (1.0 - v_Sn / lift_off)[None]
+
+    lower, upper = _bounds((0.0, math.radians(30.0)), (0.0, 2.0))
+    return Problem(objective, constraints, lower, upper, ("q5", "mu_T"))
+
+
+def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, omega0: float = -1.0
+                   ) -> tuple[Problem, Scalar]:
+    r"""Seven-link human (seed 002, §4.3): the degree of partial blocking of the leading ankle that dissipates
+    the fraction `target` of the kinetic energy, by least squares ``(ξ/ξ* − 1)²`` (seed 002, eq. 23).
+
+    Impact: the leading heel ``CAL_R`` sticks, the trailing ``MH_L`` is unilateral (seed 002, eqs. 6–9) and the
+    post-impact ankle rate is prescribed, ``θ̇_A^R⁺ = (1 − β) r_free`` (rheonomic constraint, eq. 10), with
+    ``r_free`` the rate the unblocked ankle takes (the constraint then carries no impulse: ``β = 0`` is the
+    free ankle, ``β = 1`` full blocking). ``ξ`` is a parabola in the rate with its maximum at full blocking
+    (seed 002, eq. 24), so ``ξ(β)`` increases on ``[0, 1]`` and the root is unique when ``ξ(0) ≤ ξ* ≤ ξ(1)``.
+    ``x = [β]`` within ``[0, 1]``; do not start at ``β = 1`` exactly, where the gradient vanishes (the
+    parabola's vertex). Returns ``(problem, r_free)``.
+    """
+    model = SevenLinkHuman() if model is None else model
+    q, qdot = model.heel_strike_state(omega0)
+    contact = dict(stick=("CAL_R",), unilateral=("MH_L",))
+    r_free = impact(model, q, qdot, **contact).qdot_plus[5]
+
+    def objective(x):
+        xi = energy_index(model, q, qdot, blocked={"theta_A_R": (1.0 - x[0]) * r_free}, **contact)
+        return (xi / target - 1.0) ** 2
+
+    return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
+
+
+def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
+    r"""Crutch walker (seed 000): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
+    the peak crutch-tip force of the compliant contact phase (seed 000, §4–5: Hunt–Crossley + Hertz tip,
+    exact Coulomb friction ``μ``), in kN, subject to an impact that ends sticking with a safety margin,
+    ``μ ≥ μ_c + margin`` (seed 000, eq. 8, from the impulsive map).
+
+    Pre-impact state of seed 000 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the feet,
+    ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (seed 000's range), ``q4 ∈ [0°, 20°]``.
+    The compliant solve uses a modest tolerance `rtol` (its peak is refined by
+    :func:`~difimpact.peak_contact_force`); each objective gradient is one reverse-mode solve.
+    """
+    model = CrutchWalker()
+    contact = seed000_tip_contact(mu=mu)
+
+    def state(x):
+        return model.pre_impact_state(x[0], -0.2, q4=x[1])
+
+    def objective(x):
+        return 1e-3 * peak_contact_force(model, *state(x), (contact,), rtol=rtol, atol=1e-2 * rtol)
+
+    def constraints(x):
+        return (1.0 - sliding_margin(model, *state(x), "Q", mu) / margin)[None]
+
+    lower, upper = _bounds((math.radians(3.0), math.radians(21.0)), (0.0, math.radians(20.0)))
+    return Problem(objective, constraints, lower, upper, ("q3", "q4"))
+
+
