@@ -299,6 +299,15 @@ def test_unilateral_picks_the_consistent_set(unilateral_fn):
             # A staying foot that must also stick would have to be pulled: no consistent set, reported.
             assert (stick.result._value[i] == di.ImpactResults.no_consistent_set._value) == (lam_sticks[2] < 0)
     assert len(no_set) >= 2 and all(no_set) and not s.lifted_off[:, 0].all()
+    # Seed 002's layout (eqs. 8–9): the tangential row holds whether the foot stays or lifts.
+    i = 3
+    model, q, qd_i = _state(jnp.array([2.0, 1.5, 30.0, 0.8, 0.4, 0.4]), q4[i], None)
+    always = di.impact(model, q, qd_i, stick=("P_L",), unilateral=("P_R",), unilateral_tangent="always")
+    lifted, lam = _kkt(M[i], both[i, [0, 1, 3]], qd[i])
+    _, lam_sticks = _kkt(M[i], both[i], qd[i])
+    assert lam_sticks[2] < 0 and both[i, 2] @ lifted > 0 and bool(always.lifted_off[0])
+    np.testing.assert_allclose(always.qdot_plus, lifted, atol=1e-12)
+    np.testing.assert_allclose(always.impulses, [lam[0], lam[1], 0.0, lam[2]], atol=1e-10)
 
 
 # -- partial blocking (seed 002, eqs. 5, 10–12, 24) ---------------------------------------------------------

@@ -216,7 +216,7 @@ def _coordinate(model: AbstractPlanarModel, c) -> int:
         if c not in names:
             raise ValueError(f"`blocked`: unknown coordinate {c!r}; this model has {list(names)}.")
         return names.index(c)
-    if isinstance(c, int) and -len(names) <= c < len(names):
+    if isinstance(c, int) and not isinstance(c, bool) and -len(names) <= c < len(names):
         return c % len(names)
     raise ValueError(f"`blocked`: {c!r} is neither a coordinate name nor an index in 0..{len(names) - 1}.")
 
@@ -267,6 +267,11 @@ def impact(
     - `massless`, `throw`: as in :func:`constrained_impact`.
 
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
+
+    Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options are
+    static (a Python float in `blocked` or `restitution` is static too: pass arrays to sweep without
+    recompiling). Derivatives are those of the selected active set: one-sided where the outcome switches
+    between staying and lifting off.
     """
     keep = _keep(massless)
     if unilateral_tangent not in ("free", "stick", "always"):
