@@ -8,7 +8,7 @@ collides and sticks (eqs. 6–7), the trailing ``MH_L`` is a unilateral contact 
 The trailing foot keeps its non-sliding row ``v_x(MH)⁺ = 0`` (eq. 8) in both choices, since footnote 4 solves
 "with and without" the unilateral constraint (9) only (``unilateral_tangent="always"``). The pre-impact state is
 :meth:`SevenLinkHuman.heel_strike_state` (eq. 3). One compiled function per blocking case serves all three
-experiments (same batch size within a run), compiled without XLA's backend optimisations: compiling is
+experiments (fixed batch size), compiled without XLA's backend optimisations: compiling is
 almost all the cost (a 41-point batch runs in milliseconds), and it halves the compile time.
 
 Ranges the paper does not print (its figures are lost): ω0 ∈ [−1, 1] rad/s — −1 rad/s is the strongest
@@ -27,6 +27,7 @@ from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
 from .base import Outcome, check_that, experiment
 from .plotting import line_panels
 
+BATCH = 16  # points per compiled call
 OMEGA0_REF = -1.0  # rad/s, the push-off of §4.2–4.3 (points A, B, C)
 OMEGA0_RANGE = (-1.0, 1.0)  # rad/s, see the module docstring
 DTHETA_RANGE = (-20.0, 20.0)  # deg, see the module docstring
@@ -95,13 +96,20 @@ def _heel_strike(blocked: tuple[str, ...]):
 
 
 def _sweep(blocked, omega0, dtheta, rate):
-    q, qdot = _states()(jnp.asarray(omega0, float), jnp.asarray(dtheta, float))
-    out = _heel_strike(blocked)(q, qdot, jnp.asarray(rate, float))
-    return {k: np.asarray(v) for k, v in out.items()}
+    """Heel strikes at the broadcast ``(ω0, Δθ [rad], θ̇_A^R⁺)`` in batches of :data:`BATCH` (padded with the
+    last point), so that every sweep of every experiment reuses one compilation per blocking case."""
+    args = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, float)) for a in (omega0, dtheta, rate)))
+    size = args[0].size
+    padded = [np.concatenate([a, np.full(-size % BATCH, a[-1])]) for a in args]
+    chunks = []
+    for i in range(0, padded[0].size, BATCH):
+        q, qdot = _states()(*(jnp.asarray(a[i:i + BATCH]) for a in padded[:2]))
+        chunks.append(_heel_strike(blocked)(q, qdot, jnp.asarray(padded[2][i:i + BATCH])))
+    return {k: np.concatenate([np.asarray(c[k]) for c in chunks])[:size] for k in chunks[0]}
 
 
 def _n(quick: bool) -> int:
-    return 9 if quick else 41  # one batch size for every sweep: one compilation per blocking case
+    return 9 if quick else 41
 
 
 def _rows(key, x, cases, res, extra=None):
@@ -147,14 +155,44 @@ def _trailing_check(res, cases):
                       "§2.3: observed in normal gait", "; ".join(parts), ok)
 
 
+@functools.cache
+def _posture_xi(blocked: tuple[str, ...]):
+    """ξ at ω0 = −1 rad/s as a function of the six angles of :class:`HeelStrikePosture` (batched)."""
+    human = _human()
+
+    def one(angles):
+        q, qdot = human.heel_strike_state(OMEGA0_REF, posture=HeelStrikePosture(*angles))
+        return impact(human, q, qdot, stick=("CAL_R",), blocked=blocked, unilateral=("MH_L",),
+                      unilateral_tangent="always", throw=False).xi
+
+    return jax.jit(jax.vmap(one), compiler_options=_FAST_COMPILE)
+
+
+def _posture_sensitivity(progress) -> str:
+    """Markdown table: ξ with each assumed posture angle moved by ±10° (seed 002 prints no posture)."""
+    base = np.array(HeelStrikePosture(), float)
+    step = np.radians(10.0)
+    angles = np.array([base] + [base + sign * step * e for e in np.eye(base.size) for sign in (-1, 1)])
+    cases = ("ankle", "ankle+knee+hip")
+    xi = {k: np.asarray(_posture_xi(CASES[k])(jnp.asarray(angles))) for k in progress(cases, desc="posture")}
+    lines = ["Sensitivity to the assumed heel-strike posture (`HeelStrikePosture`: typical normal-gait angles, not "
+             "read off Murray et al. 1964; seed 002's Fig. 1 is lost): ξ at ω0 = −1 rad/s with one angle moved "
+             "by −10° / +10°.", "",
+             "| angle | " + " | ".join(f"{k} blocked: −10° / as assumed / +10°" for k in cases) + " |",
+             "|---|---|---|"]
+    for i, name in enumerate(HeelStrikePosture._fields):
+        cells = [f"{_pct(xi[k][1 + 2 * i])} / {_pct(xi[k][0])} / {_pct(xi[k][2 + 2 * i])}" for k in cases]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 @experiment("heelstrike-pushoff", "002", "Fig. 3",
             "Seven-link human: ξ, T_c⁻, T_a⁻ vs trailing-ankle push-off ω0 with the leading ankle / ankle+knee / "
             "ankle+knee+hip blocked (and nothing blocked).",
             units="omega0 [rad/s], " + UNITS)
 def heelstrike_pushoff(quick, progress):
     omega0 = np.linspace(*OMEGA0_RANGE, _n(quick))
-    zeros = np.zeros_like(omega0)
-    res = {name: _sweep(b, omega0, zeros, zeros) for name, b in progress(CASES.items(), desc="blocking cases")}
+    res = {name: _sweep(b, omega0, 0.0, 0.0) for name, b in progress(CASES.items(), desc="blocking cases")}
     rows = _rows("omega0", omega0, CASES, res)
     xi = {k: r["xi"] for k, r in res.items()}
     blocked = [k for k in CASES if k != "none"]
@@ -190,11 +228,13 @@ def heelstrike_pushoff(quick, progress):
     figures = {"fig3_xi": line_panels(
         omega0, [100 * np.stack([xi[k] for k in names]), np.stack([res[k]["Tc_minus"] for k in names]),
                  np.stack([res[k]["Ta_minus"] for k in names])],
-        [f"{k} blocked" for k in names], "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
+        [("nothing" if k == "none" else k) + " blocked" for k in names],
+        "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
         ["energy index ξ [%]", "pre-impact energy in the SCM, T_c⁻ [J]", "pre-impact energy in the SAM, T_a⁻ [J]"],
         "Seed 002 Fig. 3 — impulsive map (leading heel sticks, trailing MH unilateral)",
         styles=dict(enumerate(STYLES[k] for k in names)))}
-    return Outcome(rows, figures, checks)
+    markdown = "Posture sensitivity: run without `--quick`." if quick else _posture_sensitivity(progress)
+    return Outcome(rows, figures, checks, markdown)
 
 
 def _below(statement, bound_pct, ours, source):
@@ -218,13 +258,11 @@ def _ratio_check(statement, lo_pct, hi_pct, xi, source):
 def heelstrike_torso(quick, progress):
     cases = {k: v for k, v in CASES.items() if k != "none"}
     dtheta = np.linspace(*DTHETA_RANGE, _n(quick))
-    omega0, zeros = np.full_like(dtheta, OMEGA0_REF), np.zeros_like(dtheta)
-    res = {name: _sweep(b, omega0, np.radians(dtheta), zeros) for name, b in progress(cases.items(),
-                                                                                       desc="blocking cases")}
+    res = {name: _sweep(b, OMEGA0_REF, np.radians(dtheta), 0.0) for name, b in progress(cases.items(),
+                                                                                         desc="blocking cases")}
     rows = _rows("dtheta_deg", dtheta, cases, res, {"omega0": OMEGA0_REF})
     xi = {k: r["xi"] for k, r in res.items()}
-    _, qdot = _states()(jnp.asarray(omega0), jnp.asarray(np.radians(dtheta)))
-    qdot = np.asarray(qdot)
+    qdot = res["ankle"]["qdot"]
     ref = qdot[np.argmin(abs(dtheta))]
     dq = float(np.max(np.linalg.norm(qdot - ref, axis=1)) / np.linalg.norm(ref))
     akh, ak = xi["ankle+knee+hip"], xi["ankle+knee"]
@@ -252,7 +290,7 @@ def heelstrike_torso(quick, progress):
     names = list(cases)
     figures = {"fig6_xi": line_panels(
         dtheta, [100 * np.stack([xi[k] for k in names])], [f"{k} blocked" for k in names],
-        "Torso-Pelvis angle deviation Δθ = θ − θ_n [deg] (< 0: leaning forward)", ["energy index ξ [%]"],
+        "torso-pelvis angle deviation Δθ = θ − θ_n [deg] (< 0: forward lean)", ["energy index ξ [%]"],
         f"Seed 002 Fig. 6 — impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
         styles=dict(enumerate(STYLES[k] for k in names)))}
     return Outcome(rows, figures, checks)
@@ -276,16 +314,16 @@ def _eq24(r, blocked):
 def heelstrike_ankle_blocking(quick, progress):
     cases = {k: v for k, v in CASES.items() if k != "none"}
     cases["ankle+trailing"] = (ANKLE,) + TRAILING  # §4.3, last paragraph: trailing hip, knee, ankle locked
-    n = _n(quick)
-    omega0, zeros = np.full(n, OMEGA0_REF), np.zeros(n)
-    ref = {name: _sweep(b, omega0, zeros, zeros) for name, b in progress(cases.items(), desc="total blocking")}
+    ref = {name: _sweep(b, OMEGA0_REF, 0.0, 0.0) for name, b in progress(cases.items(), desc="total blocking")}
     w_aa = {k: _eq24(ref[k], b) for k, b in cases.items()}
-    # ξ > 0 (the paper's plotted range) for |θ̇_A^R⁺| < r0 = √(2 T_c⁻ / W_aa) (eq. 24)
+    # ξ > 0 (the paper's plotted range) for |θ̇_A^R⁺| < r0 = √(2 T_c⁻ / W_aa) (eq. 24); ±r0 are grid points
     r0 = {k: float(np.sqrt(2 * ref[k]["Tc_minus"][0] / w_aa[k])) for k in cases}
-    rate = np.linspace(-1.0, 1.0, n) * max(r0.values())
-    res = {name: _sweep(b, omega0, zeros, rate) for name, b in progress(cases.items(), desc="partial blocking")}
-    at_r0 = {k: _sweep(b, omega0, zeros, np.full(n, r0[k]))["xi"][0] for k, b in cases.items()}
-    valid = {k: res[k]["xi"] >= 0 for k in cases}
+    big = max(r0.values())
+    rate = np.unique(np.concatenate([np.linspace(-big, big, 2 * _n(quick) - 1), [-v for v in r0.values()],
+                                     list(r0.values())]))
+    res = {name: _sweep(b, OMEGA0_REF, 0.0, rate) for name, b in progress(cases.items(), desc="partial blocking")}
+    at_r0 = {k: res[k]["xi"][np.flatnonzero(rate == r0[k])[0]] for k in cases}
+    valid = {k: res[k]["xi"] >= -1e-12 for k in cases}  # ξ(±r0) = 0 to rounding
     rows = []
     for k in cases:
         part = {q: v[valid[k]] for q, v in res[k].items() if v.ndim == 1}
