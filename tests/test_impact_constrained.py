@@ -348,6 +348,43 @@ def test_restitution_newton_equals_energetic():
     np.testing.assert_allclose(plastic.loss, plastic.Tc_minus, rtol=1e-13)
 
 
+# -- Pinocchio cross-check (test-only dependency) ------------------------------------------------------------
+def _pin_biped(pin, m=5.0, m_H=10.0, m_T=10.0, l=0.8, b=0.4, l_T=0.4):
+    """Seed 003 biped in Pinocchio; its RZ joints turn counter-clockwise, so ``q_pin = [q1, q2, −q3, q4, q5]``."""
+    model = pin.Model()
+    point = lambda mass, y: pin.Inertia(mass, np.array([0.0, y, 0.0]), np.zeros((3, 3)))  # noqa: E731
+    px = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "q1")
+    py = model.addJoint(px, pin.JointModelPY(), pin.SE3.Identity(), "q2")
+    right = model.addJoint(py, pin.JointModelRZ(), pin.SE3.Identity(), "q3")
+    model.appendBodyToJoint(right, point(m, l - b) + point(m_H, l), pin.SE3.Identity())
+    hip = pin.SE3(np.eye(3), np.array([0.0, l, 0.0]))
+    left = model.addJoint(right, pin.JointModelRZ(), hip, "q4")
+    model.appendBodyToJoint(left, point(m, -b), pin.SE3.Identity())
+    torso = model.addJoint(right, pin.JointModelRZ(), hip, "q5")
+    model.appendBodyToJoint(torso, point(m_T, l_T), pin.SE3.Identity())
+    foot = pin.SE3(np.eye(3), np.array([0.0, -l, 0.0]))
+    model.addFrame(pin.Frame("P_L", left, 0, foot, pin.FrameType.OP_FRAME))
+    return model
+
+
+def test_matches_pinocchio_impulse_dynamics():
+    pin = pytest.importorskip("pinocchio")
+    model = _pin_biped(pin)
+    data = model.createData()
+    S = np.diag([1.0, 1.0, -1.0, 1.0, 1.0])
+    biped = di.BipedWithTorso()
+    q, qd0 = biped.pre_impact_state(deg(30.0), deg(10.0))
+    f = jax.jit(lambda qd, e: di.impact(biped, q, qd, stick=("P_L",), restitution={"P_L": e}))
+    # Pinocchio's restitution acts on every row: compare e > 0 only where v_t⁻ = 0 (seed 003 assumption ii).
+    for qd, e in ((qd0 + jnp.array([0.1, -0.2, 0.3, 0.4, -0.5]), 0.0), (qd0, 0.5)):
+        qp, vp = S @ np.asarray(q), S @ np.asarray(qd)
+        J = pin.computeFrameJacobian(model, data, qp, model.getFrameId("P_L"), pin.LOCAL_WORLD_ALIGNED)[[1, 0]]
+        v_plus = pin.impulseDynamics(model, data, qp, vp, J, e, 0.0)
+        s = f(qd, e)
+        np.testing.assert_allclose(s.qdot_plus, S @ v_plus, atol=1e-12)
+        np.testing.assert_allclose(s.impulses, data.impulse_c, rtol=1e-12)
+
+
 # -- gradients, vmap, jit -----------------------------------------------------------------------------------
 def test_gradients_match_finite_differences():
     def f(x):
