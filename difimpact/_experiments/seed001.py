@@ -28,7 +28,9 @@ The compass walker's trailing (stance) foot keeps a compliant contact (Hunt–Cr
 friction) during the impact (§5.1); it starts tangent to the ground and unloaded, so in practice it carries
 almost no force and gravity acts on the unsupported walker during the few milliseconds of contact. The crutch
 walker's feet are free (seed 000's model), with gravity. That gravity impulse (``m g Δt``, a few percent of
-the contact impulse) is the main reason our compliant losses exceed the impulsive ones.
+the contact impulse) is the main reason our compliant losses exceed the impulsive ones: measured on the
+crutch walker at (q3, q4) = (10°, 10°), (5°, 10°), (10°, −5°), the compliant loss is 8.47, 10.69, 19.78 J
+with gravity and 8.05, 9.92, 17.95 J without, against 8.17, 10.11, 18.10 J impulsive.
 """
 
 import math
