@@ -67,7 +67,7 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
     Both are active at the optimum: the best foot is the largest the foot length allows and the best step
     the shortest the task allows. Pre-impact state: seed 001, ``q̇3 = 1 rad/s`` (:meth:`CompassGait.
     pre_impact_state`); the swing foot sticks, the stance foot is released. ``x = [R, q3]`` within
-    ``[0.05, 1] m × [2°, 30°]`` (seed 001's ranges).
+    ``[0.05, 0.95] m × [2°, 30°]`` (seed 001's ranges, less ``R = l``, where the swing foot does not collide).
     """
 
     def parts(x):
@@ -85,7 +85,7 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
         _, distance, R, q3 = parts(x)
         return jnp.stack([2 * R * q3 / foot_length - 1.0, 1.0 - distance / progression])
 
-    lower, upper = _bounds((0.05, 1.0), (math.radians(2.0), math.radians(30.0)))
+    lower, upper = _bounds((0.05, 0.95), (math.radians(2.0), math.radians(30.0)))
     return Problem(objective, constraints, lower, upper, ("R", "q3"))
 
 

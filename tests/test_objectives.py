@@ -1,0 +1,110 @@
+"""Gradients of the objectives against central finite differences at random test points (issue 5, item 1).
+
+Each objective is composed with a model's differentiable pre-impact state, so the derivatives include the
+change of the contact geometry. One compiled function per objective returns the value and its ``jacfwd``
+(``jax.grad`` for the compliant one), evaluated over a batch with ``vmap``; the finite differences reuse it.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difimpact as di
+
+
+def _uniform(rng, lows, highs, n=3):
+    return rng.uniform(lows, highs, size=(n, len(lows)))
+
+
+def _check(fn, points, rtol, derivative=jax.jacfwd):
+    """``derivative(fn)`` against central differences of ``fn`` at every point (rows), step ``eps^(1/3)``
+    relative. The points and their finite-difference neighbours go through one compiled, vmapped function."""
+    n, d = points.shape
+    h = np.finfo(float).eps ** (1 / 3) * np.maximum(1.0, np.abs(points))
+    shifts = np.einsum("ni,ij->nij", h, np.eye(d))
+    batch = np.concatenate([points, (points[:, None] + shifts).reshape(-1, d), (points[:, None] - shifts).reshape(-1, d)])
+    values, jacs = jax.jit(jax.vmap(lambda x: (fn(x), derivative(fn)(x))))(jnp.asarray(batch))
+    values, jacs = np.asarray(values), np.asarray(jacs)
+    plus, minus = values[n:n + n * d].reshape((n, d) + values.shape[1:]), values[n + n * d:].reshape((n, d) + values.shape[1:])
+    fd = np.moveaxis((plus - minus) / h.reshape((n, d) + (1,) * (values.ndim - 1)), 1, -1)
+    for jac, ref in zip(jacs[:n], fd):
+        scale = np.max(np.abs(ref))
+        assert scale > 0
+        np.testing.assert_allclose(jac, ref / 2, rtol=0, atol=rtol * scale / 2)
+    return values[:n]
+
+
+def test_energy_loss_and_impulses_compass(rng):
+    """Seed 001 walker: loss and impulses vs foot radius R and stance angle q3 (the contact point moves on
+    the arc with both)."""
+
+    def fn(x):
+        model = di.CompassGait(R=x[0])
+        q, qdot = model.pre_impact_state(x[1])
+        opts = dict(stick=("swing_foot",))
+        return jnp.concatenate([di.energy_loss(model, q, qdot, **opts)[None], di.impulses(model, q, qdot, **opts)])
+
+    values = _check(fn, _uniform(rng, [0.1, math.radians(5)], [0.9, math.radians(25)]), 1e-6)
+    assert np.all(values[:, 0] > 0) and np.all(values[:, 1] > 0)  # energy lost, normal impulse pushes up
+
+
+def test_biped_indexes_and_lift_off(rng):
+    """Seed 003 biped: ξ_I, ξ and v_Sn⁺ vs torso angle q5, mass ratio μ_T and inter-leg angle q4."""
+
+    def fn(x):
+        m_H = 20.0 / (1.0 + x[1])
+        model = di.BipedWithTorso(m=5.0, m_H=m_H, m_T=x[1] * m_H)
+        q, qdot = model.pre_impact_state(x[2], x[0])
+        opts = dict(stick=("P_L",), massless="keep")
+        return jnp.stack([di.constrained_energy_index(model, q, qdot, **opts),
+                          di.energy_index(model, q, qdot, **opts),
+                          di.post_impact_velocity(model, q, qdot, "P_R", **opts)[1]])
+
+    values = _check(fn, _uniform(rng, [0.0, 0.2, math.radians(20)], [math.radians(30), 2.0, math.radians(40)]),
+                    1e-6)
+    np.testing.assert_allclose(values[:, 0], values[:, 1], rtol=1e-12)  # b⁺ = 0: ξ = ξ_I (seed 003, eq. 21)
+
+
+def test_energy_index_partial_blocking(rng):
+    """Seed 002 human: ξ vs the prescribed ankle rate (eq. 10) and the push-off rate ω0 (eq. 3)."""
+    model = di.SevenLinkHuman()
+
+    def fn(x):
+        q, qdot = model.heel_strike_state(x[1])
+        return di.energy_index(model, q, qdot, stick=("CAL_R",), unilateral=("MH_L",),
+                               blocked={"theta_A_R": x[0]})
+
+    _check(fn, _uniform(rng, [-10.0, -1.5], [-1.0, -0.5]), 1e-6)
+
+
+def test_sliding_margin_crutch(rng):
+    """Seed 000 crutch walker: μ − μ_c vs q3, q4 (the tip placement q6 moves with both) and q̇5."""
+    model = di.CrutchWalker()
+
+    def fn(x):
+        q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
+        return di.sliding_margin(model, q, qdot, "Q", 0.75)
+
+    values = _check(fn, _uniform(rng, [math.radians(3), 0.0, -0.2], [math.radians(21), math.radians(20), 0.4]),
+                    1e-6)
+    q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
+    np.testing.assert_allclose(di.sliding_margin(model, q, qdot), 0.75 - 0.675, atol=1e-3)  # CONVENTIONS check
+    assert values.shape == (3,)
+
+
+@pytest.mark.slow
+def test_peak_contact_force_gradient(rng):
+    """Compliant crutch tip (seed 000, Hunt–Crossley + Coulomb): the refined peak force vs q3 and q4, one
+    random point, reverse mode through the diffrax solve and its events."""
+    model, contact = di.CrutchWalker(), di.seed000_tip_contact()
+
+    def fn(x):
+        q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])
+        return di.peak_contact_force(model, q, qdot, (contact,), rtol=1e-9, atol=1e-11)
+
+    values = _check(fn, _uniform(rng, [math.radians(8), math.radians(5)], [math.radians(16), math.radians(15)],
+                                 n=1), 1e-4, derivative=jax.grad)
+    assert 3e3 < values[0] < 1e4  # kN range of seed 000's peaks

@@ -1,0 +1,121 @@
+"""The optax driver against a closed-form KKT point, and the worked examples (issue 5, item 3): each converges
+from several starts to one optimum, satisfies its constraints and agrees with a brute-force grid search over
+the same bounds (tolerance: the grid spacing)."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import difimpact as di
+
+
+def test_minimise_matches_kkt_point():
+    """min (x−2)² + (y+1)² + (z−5)² s.t. x − y ≤ 1, z ∈ [0, 3]: the KKT point is (1, 0, 3), λ = 2
+    (the unconstrained optimum projected onto x − y = 1; ∇f = −λ∇g)."""
+    fn = lambda p: (p["xy"][0] - 2) ** 2 + (p["xy"][1] + 1) ** 2 + (p["z"] - 5) ** 2  # noqa: E731
+    g = lambda p: (p["xy"][0] - p["xy"][1] - 1.0)[None]  # noqa: E731
+    res = di.minimise(fn, {"xy": jnp.zeros(2), "z": jnp.asarray(1.0)},
+                      optimiser=optax.adam(optax.exponential_decay(0.1, 300, 0.05)), steps=300, rounds=6,
+                      bounds=({"xy": -10.0, "z": 0.0}, {"xy": 10.0, "z": 3.0}), constraints=g, penalty=10.0)
+    np.testing.assert_allclose(res.params["xy"], [1.0, 0.0], atol=1e-5)
+    assert res.params["z"] == 3.0  # projection reaches the bound exactly
+    np.testing.assert_allclose(res.multipliers, [2.0], atol=1e-4)
+    assert res.history_value.shape == (1800,) and res.history_constraints.shape == (1800, 1)
+
+
+def test_minimise_bad_input():
+    opt = optax.sgd(0.1)
+    with pytest.raises(ValueError, match="steps"):
+        di.minimise(jnp.sum, jnp.zeros(2), optimiser=opt, steps=0)
+    with pytest.raises(ValueError, match="penalty"):
+        di.minimise(jnp.sum, jnp.zeros(2), optimiser=opt, steps=1, penalty=-1.0)
+    with pytest.raises(ValueError, match="lower exceeds upper"):
+        di.minimise(jnp.sum, jnp.zeros(2), optimiser=opt, steps=1, bounds=(1.0, 0.0))
+    with pytest.raises(ValueError, match="1-D"):
+        di.minimise(jnp.sum, jnp.zeros(2), optimiser=opt, steps=1, constraints=jnp.sum)
+
+
+def _grid_optimum(problem, num):
+    """Best feasible point of a ``num``-per-axis grid over the bounds, and the spacing."""
+    axes = [np.linspace(lo, hi, num) for lo, hi in zip(np.asarray(problem.lower), np.asarray(problem.upper))]
+    points = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
+    x = jnp.asarray(points)
+    f = np.asarray(jax.jit(jax.vmap(problem.objective))(x))
+    if problem.constraints is not None:
+        f = np.where(np.all(np.asarray(jax.jit(jax.vmap(problem.constraints))(x)) <= 0, axis=1), f, np.inf)
+    return points[np.argmin(f)], np.min(f), np.array([a[1] - a[0] for a in axes])
+
+
+def _solve_from(problem, starts):
+    return jax.jit(jax.vmap(problem.solve))(jnp.asarray(starts, float))
+
+
+def _check_example(problem, starts, num):
+    res = _solve_from(problem, starts)
+    x = np.asarray(res.params)
+    np.testing.assert_allclose(x, np.broadcast_to(x[0], x.shape), atol=1e-4)  # one optimum from every start
+    if problem.constraints is not None:
+        assert np.all(np.asarray(res.constraints) <= 1e-6)
+    best, f_best, spacing = _grid_optimum(problem, num)
+    assert np.all(np.abs(x[0] - best) <= spacing + 1e-12), (x[0], best, spacing)
+    assert float(res.value[0]) <= f_best + 1e-9  # no feasible grid point is better
+    return res
+
+
+def test_compass_foot_radius():
+    """Both limits active: 2 R q3 = foot length and the travelled distance D = the required progression."""
+    problem = di.compass_foot_radius(foot_length=0.25, progression=0.5)
+    res = _check_example(problem, [[0.2, 0.45], [0.9, 0.1], [0.6, 0.3]], 41)
+    R, q3 = np.asarray(res.params[0])
+    np.testing.assert_allclose(2 * R * q3, 0.25, rtol=1e-5)
+    np.testing.assert_allclose(2 * (1 - R) * np.sin(q3) + 2 * R * q3, 0.5, rtol=1e-5)
+    assert np.all(np.asarray(res.multipliers) > 0)
+
+
+@pytest.mark.parametrize("lift_off", [0.05, 0.15])
+def test_biped_torso(lift_off):
+    """Seed 003's conclusions come out: the torso aligned with the stance leg (q5 = 0) and, while the lift-off
+    margin allows, the heaviest torso (μ_T = 2); a larger margin keeps q5 = 0 and lightens the torso until
+    v_Sn⁺ = margin."""
+    problem = di.biped_torso(lift_off=lift_off)
+    res = _check_example(problem, [[0.4, 0.5], [0.1, 1.5], [0.25, 0.2]], 31)
+    q5, mu_T = np.asarray(res.params[0])
+    assert q5 == 0.0
+    if lift_off == 0.05:
+        assert mu_T == 2.0 and float(res.constraints[0, 0]) < 0
+    else:
+        assert 0.5 < mu_T < 1.5
+        np.testing.assert_allclose(res.constraints[0, 0], 0.0, atol=1e-5)
+
+
+def test_ankle_blocking():
+    """The blocking degree against the closed form of seed 002, eq. 24: ξ is a parabola in the ankle rate with
+    its vertex at full blocking, ξ(β) = ξ(1) − (ξ(1) − ξ(0)) (1 − β)², so β* = 1 − √((ξ(1) − ξ*)/(ξ(1) − ξ(0)))."""
+    target = 0.05
+    problem, r_free = di.ankle_blocking(target)
+    assert float(r_free) < 0  # the free foot slaps down (plantar flexion, counter-clockwise negative)
+    res = _check_example(problem, [[0.0], [0.5], [0.95]], 101)
+    model = di.SevenLinkHuman()
+    q, qdot = model.heel_strike_state(-1.0)
+    xi = [di.energy_index(model, q, qdot, stick=("CAL_R",), unilateral=("MH_L",), blocked={"theta_A_R": r})
+          for r in (r_free, 0.0)]
+    beta = 1 - math.sqrt((xi[1] - target) / (xi[1] - xi[0]))
+    np.testing.assert_allclose(res.params[:, 0], beta, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_crutch_peak_force():
+    """Compliant objective, impulsive no-sliding constraint: few steps from two starts, compared with a coarse
+    grid (spacing 3° × 3.3°)."""
+    problem = di.crutch_peak_force(margin=0.05)
+    res = jax.jit(jax.vmap(lambda s: problem.solve(s, learning_rate=0.02, steps=25, rounds=2)))(
+        jnp.radians(jnp.array([[6.0, 8.0], [15.0, 4.0]])))
+    x = np.asarray(res.params)
+    assert np.all(np.asarray(res.constraints) <= 1e-3)
+    best, f_best, spacing = _grid_optimum(problem, 7)
+    assert np.all(np.abs(x - best) <= spacing), (np.degrees(x), np.degrees(best))
+    assert np.all(np.asarray(res.value) <= f_best + 0.05)
