@@ -26,7 +26,7 @@ def _reproduce(out, *names):
 
 
 def _delassus(q3_deg, q5dot):
-    """``M``-weighted contact quantities of the pre-impact state in NumPy: ``W = A M⁻¹ Aᵀ``, ``v⁻ = A q̇⁻``."""
+    """Contact quantities of the pre-impact state in NumPy: ``W = A M⁻¹ Aᵀ`` and ``v⁻ = A q̇⁻``."""
     model = di.CrutchWalker()
     q, qdot = (np.asarray(a) for a in model.pre_impact_state(math.radians(q3_deg), q5dot))
     A = np.asarray(model.contact_jacobian(q, "Q"))
