@@ -16,14 +16,16 @@ import jax
 import numpy as np
 
 
-def parse_args(description: str, dtype: bool = False) -> argparse.Namespace:
-    """``--quick`` (small sizes), ``--out`` (JSON file for ``run.py``) and optionally ``--dtype``; switches
-    x64 on or off before anything creates a JAX array."""
+def parse_args(description: str, dtype: bool = False, part: tuple[str, ...] = ()) -> argparse.Namespace:
+    """``--quick`` (small sizes), ``--out`` (JSON file for ``run.py``), optionally ``--dtype`` and ``--part``
+    (one of ``part``; default all); switches x64 on or off before anything creates a JAX array."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a smoke run)")
     parser.add_argument("--out", help="write the measured rows to this JSON file")
     if dtype:
         parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    if part:
+        parser.add_argument("--part", choices=part, help="run only this part")
     args = parser.parse_args()
     jax.config.update("jax_enable_x64", getattr(args, "dtype", "float64") == "float64")
     return args
