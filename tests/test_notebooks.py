@@ -1,0 +1,23 @@
+"""Every example notebook runs top to bottom (issue 5: notebooks executed in CI at small sizes)."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
+
+
+@pytest.mark.parametrize("name", [
+    "compass_foot_radius",
+    "biped_torso",
+    "seven_link_ankle_blocking",
+    # Two compliant compilations (forward grid, reverse-mode optimiser steps): minutes on 2 cores.
+    pytest.param("crutch_peak_force", marks=pytest.mark.slow),
+])
+def test_notebook_runs(name):
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
