@@ -95,13 +95,16 @@ def _compliant_regime(out) -> str:
 
 def _figure(panels, title, xlabel, ncols=None):
     """Panels of curves, each curve with its own abscissa: ``panels`` is a list of ``(ylabel, curves)`` and
-    ``curves`` a list of ``(x, y, label, matplotlib kwargs)``."""
+    ``curves`` a list of ``(x, y, label, matplotlib kwargs)``. A panel spans at least 10⁻³ of its unit."""
     ncols = ncols or len(panels)
     nrows = -(-len(panels) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
     for ax, (ylabel, curves) in zip(axes.flat, panels):
         for x, y, label, style in curves:
             ax.plot(x, y, label=label, **style)
+        lo, hi = ax.get_ylim()
+        if hi - lo < 1e-3:  # a flat curve (v_t = 0 while sticking): no magnified round-off
+            ax.set_ylim(0.5 * (lo + hi) - 5e-4, 0.5 * (lo + hi) + 5e-4)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
