@@ -302,11 +302,12 @@ def compliant_impact(
     no = jnp.zeros(k, dtype=bool)
     modes0 = _Modes(no, no, jnp.ones(k))
     _, _, _, delta0, v_n0, v_t0, *_ = _evaluate(model, contacts, q0, y0, modes0)
-    qdot0 = check(qdot0, (delta0[0] >= 0) & (v_n0[0] >= 0),
+    qdot0 = check(qdot0, (delta0[0] >= -1e-12) & (v_n0[0] >= 0),
                   f"the first contact {contacts[0].point!r} starts in contact (δ ≥ 0) but is already "
                   "separating (v_n ≥ 0): there is no impact to integrate.")
     y0 = y0.at[n:2 * n].set(qdot0)
-    active0 = delta0 >= 0
+    # In contact from the start, tolerating the residual of placing the point on the ground (1 pm).
+    active0 = delta0 >= -1e-12
     exact = jnp.array([_exact(c) for c in contacts])
     modes0 = _Modes(active0, no, jnp.where(v_t0 >= 0, 1.0, -1.0))
     # An exact-Coulomb contact that starts loaded and at rest sticks if its multiplier is in the cone.
