@@ -134,6 +134,19 @@ def test_standing_geometry_and_inertia_by_hand(model):
     assert float(_mass_matrices(model, q[None])[0, 2, 2]) == pytest.approx(inertia, rel=1e-12)
 
 
+def test_coordinates_are_clockwise(model):
+    """CONVENTIONS.md: angles positive toward +x. Rotating a vector (x, y) clockwise by a gives
+    (x cos a + y sin a, −x sin a + y cos a): a forward-leaning torso (q[2] > 0) moves the hip (0.094 m below
+    the LJC) back, and a positive hip angle swings the thigh (pointing down) back."""
+    a, b = 0.3, 0.4
+    q = jnp.zeros(9).at[2].set(a)
+    np.testing.assert_allclose(np.asarray(_point(model, q, "H_R")), [-0.094 * math.sin(a), -0.094 * math.cos(a)],
+                               atol=1e-15)
+    q = jnp.zeros(9).at[3].set(b)
+    thigh = np.asarray(_point(model, q, "K_R") - _point(model, q, "H_R"))
+    np.testing.assert_allclose(thigh, [-0.432 * math.sin(b), -0.432 * math.cos(b)], atol=1e-15)
+
+
 # -- dynamics -----------------------------------------------------------------------------------------------
 def test_mass_matrix_symmetric_positive_definite(model, postures):
     ms = np.asarray(_mass_matrices(model, postures))
@@ -143,7 +156,8 @@ def test_mass_matrix_symmetric_positive_definite(model, postures):
 
 def _urdf(human: di.SevenLinkHuman) -> str:
     """The seven-link chain as URDF: every link frame is parallel to the world in upright standing (x anterior,
-    y up), every joint a z-revolute (counter-clockwise positive), base = prismatic x, prismatic y, revolute z."""
+    y up), every joint a revolute about −z (clockwise positive, as the model's coordinates), base = prismatic x,
+    prismatic y, revolute about −z."""
     m, inertia, com = (np.asarray(a) for a in (human.masses, human.inertias, human.com))
     lengths, hip = np.asarray(human.lengths), np.asarray(human.hip)
 
@@ -154,7 +168,7 @@ def _urdf(human: di.SevenLinkHuman) -> str:
                 f'<mass value="{m[k]:.17g}"/><inertia ixx="1" iyy="1" izz="{inertia[k]:.17g}" ixy="0" ixz="0" '
                 f'iyz="0"/></inertial></link>')
 
-    def joint(name, kind, parent, child, xyz=(0.0, 0.0), axis="0 0 1"):
+    def joint(name, kind, parent, child, xyz=(0.0, 0.0), axis="0 0 -1"):
         return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
                 f'<origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} 0"/><axis xyz="{axis}"/>'
                 f'<limit lower="-100" upper="100" effort="0" velocity="0"/></joint>')
@@ -226,16 +240,17 @@ def test_heel_strike_state(model, state_fn, omega0, dtheta):
     assert abs(vel("CAL_R")[0]) < 1e-8
     assert vel("CAL_R")[1] < 0  # the heel is falling onto the ground
     assert vel("LJC")[0] == pytest.approx(1.61, abs=1e-8)
-    np.testing.assert_allclose(np.asarray(qdot)[[3, 4, 5, 7, 8]], [0, 0, 0, 0, omega0], atol=1e-12)
+    # Seed 002's ω0 and θ are counter-clockwise, the coordinates clockwise: q̇[8] = −ω0, q[2] = −θ.
+    np.testing.assert_allclose(np.asarray(qdot)[[3, 4, 5, 7, 8]], [0, 0, 0, 0, -omega0], atol=1e-12)
     # Leading heel ahead of the trailing MH, trailing heel raised.
     assert float(model.point(q, "CAL_R")[0]) > float(model.point(q, "MH_L")[0]) + 0.3
     assert float(model.point(q, "CAL_L")[1]) > 0
-    assert float(q[2]) == pytest.approx(dtheta)
+    assert float(q[2]) == pytest.approx(-dtheta)
 
 
 def test_push_off_slows_the_heel(model, state_fn):
     # Seed 002, §4.1: "ankle push-off lowers the normal colliding velocity of the heel", push-off being
-    # ω0 < 0 in the paper's sign convention (which this model keeps).
+    # ω0 < 0 in the paper's sign convention (which `omega0` keeps, whereas q is clockwise).
     speeds = []
     for omega0 in (-2.0, -1.0, 0.0, 1.0):
         q, qdot = state_fn(jnp.asarray(omega0), jnp.asarray(0.0))

@@ -68,14 +68,15 @@ def _states():
 
 @functools.cache
 def _heel_strike(blocked: tuple[str, ...]):
-    """Batched heel strike with the joints `blocked`; the first gets the post-impact rate ``rate`` (eq. 10),
-    the others are blocked totally. Returns the quantities of :data:`QUANTITIES`, the trailing-foot outcome
+    """Batched heel strike with the joints `blocked`; the first gets the post-impact rate ``rate`` (eq. 10), in
+    seed 002's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``), the others are
+    blocked totally. Returns the quantities of :data:`QUANTITIES`, the trailing-foot outcome
     (index into :data:`OUTCOMES`), ``q̇⁻``, ``M`` and the stacked Jacobians of CAL_R and MH_L (for checks of
     eq. 24 by hand)."""
     human = _human()
 
     def one(q, qdot, rate):
-        rates = {c: (rate if i == 0 else 0.0) for i, c in enumerate(blocked)}
+        rates = {c: (-rate if i == 0 else 0.0) for i, c in enumerate(blocked)}
         sol = impact(human, q, qdot, stick=("CAL_R",), blocked=rates, unilateral=("MH_L",),
                      unilateral_tangent="always", throw=False)
         ok = sol.result == ImpactResults.successful
@@ -318,7 +319,8 @@ def _eq24(r, blocked):
 @experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
             "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
             "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
-            units="ankle_rate [rad/s] (θ̇_A^R⁺), omega0 [rad/s], " + UNITS)
+            units="ankle_rate [rad/s] (θ̇_A^R⁺ in seed 002's counter-clockwise sense: minus the model's clockwise "
+                  "coordinate rate), omega0 [rad/s], " + UNITS)
 def heelstrike_ankle_blocking(quick, progress):
     cases = {k: v for k, v in CASES.items() if k != "none"}
     cases["ankle+trailing"] = (ANKLE,) + TRAILING  # §4.3, last paragraph: trailing hip, knee, ankle locked
@@ -384,7 +386,7 @@ def heelstrike_ankle_blocking(quick, progress):
     curves = np.stack([np.where(valid[k], 100 * res[k]["xi"], np.nan) for k in names])
     figures = {"fig8_xi": line_panels(
         rate, [curves], [labels[k] for k in names],
-        "post-impact leading-ankle rate θ̇_A^R⁺ [rad/s] (0: total blocking)",
+        "post-impact leading-ankle rate θ̇_A^R⁺ [rad/s] (seed 002's sense; 0: total blocking)",
         ["energy index ξ [%]"], f"Seed 002 Fig. 8 — partial ankle blocking, ω0 = {OMEGA0_REF:g} rad/s (ξ > 0)",
         styles=dict(enumerate(styles[k] for k in names)))}
     return Outcome(rows, figures, checks)

@@ -18,8 +18,9 @@ class HeelStrikePosture(NamedTuple):
     Seed 002 bases its posture on Murray et al. (1964), Part II, Figs. 5-6 (angles defined as in the
     paper), but prints no numbers and its Fig. 1 is lost. The defaults below are typical normal-gait values
     at the instant of leading heel strike (0 % of the leading leg's cycle, about 50 % of the trailing
-    leg's), rounded to 5°; they were **not** read off Murray's figures. Absolute angles are counter-clockwise
-    (seed 002's sense), thighs measured from the downward vertical:
+    leg's), rounded to 5°; they were **not** read off Murray's figures. Unlike the model's coordinates, these
+    angles are **counter-clockwise** (seed 002's sense; :meth:`SevenLinkHuman.heel_strike_posture` negates
+    them into ``q``), thighs measured from the downward vertical:
 
     - `torso`: the Torso-Pelvis angle θ_n, 0 (upright).
     - `thigh_R`: leading thigh, +25° (hip flexed, thigh ahead of the vertical).
@@ -49,12 +50,16 @@ class SevenLinkHuman(AbstractPlanarModel):
     Coordinates (seed 002, eq. 1) ``q = [x, y, θ, θ_H^R, θ_K^R, θ_A^R, θ_H^L, θ_K^L, θ_A^L]``: ``(x, y)`` the
     lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and
     ankle angles of the right (leading) and left (trailing) legs, each relative to the preceding segment.
-    **All angles are counter-clockwise** (x forward, y up), as seed 002 fixes them: "negative values of θ
-    indicate that the torso is leaning forward" (§4.2) and a negative trailing-ankle velocity ω0 "pushes the
-    body upwards" (§4.1). This is the opposite of the clockwise sense of ``../shared/CONVENTIONS.md``, kept
-    so that ω0, Δθ and the joint rates of seed 002 carry the paper's signs. Zero joint angles are upright
-    standing (thighs and shanks along the torso axis, foot neutral); hip flexion, knee extension and ankle
-    dorsiflexion are positive, so knee flexion is negative.
+    **All angles are clockwise** (positive toward +x, x forward, y up), the project's convention
+    (CONVENTIONS.md), so each is **minus** seed 002's counter-clockwise angle: a torso leaning forward has
+    ``q[2] > 0``, and hip flexion, knee extension and ankle dorsiflexion are negative (knee flexion positive).
+    Zero joint angles are upright standing (thighs and shanks along the torso axis, foot neutral).
+
+    Seed 002's counter-clockwise sense is kept only for the paper's inputs: the fields of
+    :class:`HeelStrikePosture`, the `torso` angle θ ("negative values of θ indicate that the torso is leaning
+    forward", §4.2) and the push-off rate `omega0` ("negative values push the body upwards", §4.1) of
+    :meth:`heel_strike_posture` and :meth:`heel_strike_state`, which convert them (``q[2] = −θ``,
+    ``q̇[8]⁻ = −ω0``).
 
     Named points: ``LJC``; per side ``s ∈ {R, L}``: hip ``H_s`` (both hips coincide in the sagittal plane),
     knee ``K_s``, ankle ``A_s``, heel ``CAL_s`` and metatarsal heads ``MH_s``.
@@ -110,14 +115,14 @@ class SevenLinkHuman(AbstractPlanarModel):
         # HAT points up, (along, across) = (superior, anterior); leg segments point down, = (−sup., −ant.).
         up = lambda v: (v[1], v[0])  # noqa: E731
         down = lambda v: (-v[1], -v[0])  # noqa: E731
-        bodies = [Body("hat", -1, 2, m[0], inertia[0], up(c[0]), sign=-1.0)]
+        bodies = [Body("hat", -1, 2, m[0], inertia[0], up(c[0]))]
         points = [Point("LJC", 0)]
         for k, side in _LEGS:
             b = len(bodies)
             bodies += [
-                Body(f"thigh_{side}", 0, k, m[1], inertia[1], down(c[1]), up(self.hip), -1.0, math.pi),
-                Body(f"shank_{side}", b, k + 1, m[2], inertia[2], down(c[2]), (self.lengths[0], 0.0), -1.0),
-                Body(f"foot_{side}", b + 1, k + 2, m[3], inertia[3], down(c[3]), (self.lengths[1], 0.0), -1.0),
+                Body(f"thigh_{side}", 0, k, m[1], inertia[1], down(c[1]), up(self.hip), 1.0, math.pi),
+                Body(f"shank_{side}", b, k + 1, m[2], inertia[2], down(c[2]), (self.lengths[0], 0.0)),
+                Body(f"foot_{side}", b + 1, k + 2, m[3], inertia[3], down(c[3]), (self.lengths[1], 0.0)),
             ]
             points += [
                 Point(f"H_{side}", b),
@@ -132,18 +137,20 @@ class SevenLinkHuman(AbstractPlanarModel):
                             posture: HeelStrikePosture = HeelStrikePosture()) -> Config:
         """Heel-strike configuration with the leading heel ``CAL_R`` and the trailing ``MH_L`` on the ground.
 
-        The thighs keep their absolute angles from `posture` whatever the Torso-Pelvis angle `torso`
-        (default ``posture.torso``), so ``θ_H = thigh − θ``: varying θ moves the torso only, as in seed 002's
-        simulation group II (§4.2). ``x = 0``; ``y`` puts ``CAL_R`` on the ground; the trailing ankle angle
-        ``θ_A^L`` puts ``MH_L`` on the ground, in closed form: with the foot rotated by β (counter-clockwise)
-        from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with ``(ρ, γ)`` the polar form of ``mh``, so
-        ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
+        `torso` θ (default ``posture.torso``) and the `posture` angles are counter-clockwise, as in seed 002
+        (negative θ: leaning forward, §4.2); the returned ``q`` is clockwise (class docstring), ``q[2] = −θ``.
+        The thighs keep their absolute angles from `posture` whatever θ, so ``θ_H = thigh − θ`` (paper's
+        sense): varying θ moves the torso only, as in seed 002's simulation group II (§4.2). ``x = 0``; ``y``
+        puts ``CAL_R`` on the ground; the trailing ankle angle ``θ_A^L`` puts ``MH_L`` on the ground, in closed
+        form: with the foot rotated by β (counter-clockwise) from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with
+        ``(ρ, γ)`` the polar form of ``mh``, so ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
         """
         theta = as_float("torso", posture.torso if torso is None else torso, shape=())
         zero = jnp.zeros_like(theta)
         p = posture
-        q = jnp.stack([zero, zero, theta, p.thigh_R - theta, zero + p.knee_R, zero + p.ankle_R,
-                       p.thigh_L - theta, zero + p.knee_L, zero])
+        paper = jnp.stack([theta, p.thigh_R - theta, zero + p.knee_R, zero + p.ankle_R, p.thigh_L - theta,
+                           zero + p.knee_L, zero])
+        q = jnp.concatenate([jnp.stack([zero, zero]), -paper])  # clockwise coordinates
         tree = self.tree()
         q = q.at[1].set(-tree.point_position(q, "CAL_R")[1])
         ankle = tree.point_position(q, "A_L")
@@ -151,7 +158,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         ratio = check(-ankle[1] / rho, jnp.abs(ankle[1]) > rho,
                       "the trailing foot cannot reach the ground in this posture (ankle higher than |mh|).")
         beta = jnp.arcsin(ratio) - jnp.arctan2(self.mh[1], self.mh[0])
-        return q.at[8].set(beta - (theta + q[6] + q[7]))
+        return q.at[8].set(-beta - (q[2] + q[6] + q[7]))  # clockwise foot angle −β
 
     def heel_strike_state(self, omega0: ScalarLike = -1.0, torso: ScalarLike | None = None, *,
                           v0: ScalarLike = 1.61,
@@ -162,8 +169,10 @@ class SevenLinkHuman(AbstractPlanarModel):
         .. math:: \\dot\\theta_H^R = 0,\\; v_x(LJC) = v_0,\\; v_x(CAL^R) = 0,\\; \\dot\\theta_K^R = \\dot\\theta_A^R = 0,
                   \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
 
-        with ``v0 = 1.61 m/s`` (seed 002 §2.2) and the push-off rate `omega0` (−1 rad/s in seed 002 §4.2-4.3;
-        negative pushes the body up). Differentiable in `omega0`, `torso`, `v0` and the model parameters.
+        with ``v0 = 1.61 m/s`` (seed 002 §2.2) and the push-off rate `omega0` (−1 rad/s in seed 002 §4.2-4.3),
+        counter-clockwise as in the paper (negative pushes the body up, §4.1): in the model's clockwise
+        coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the
+        model parameters.
         """
         q = self.heel_strike_posture(torso, posture)
         omega0 = as_float("omega0", omega0, shape=())
@@ -174,5 +183,5 @@ class SevenLinkHuman(AbstractPlanarModel):
         mh = tree.point_jacobian(q, "MH_L")
         a = jnp.stack([unit[3], unit[0], cal[0], unit[4], unit[5], mh[0], mh[1], unit[7], unit[8]])
         zero = jnp.zeros_like(v0)
-        b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, zero + omega0])
+        b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, -omega0])
         return q, jnp.linalg.solve(a, b)
