@@ -97,7 +97,7 @@ def test_ankle_blocking():
     its vertex at full blocking, ξ(β) = ξ(1) − (ξ(1) − ξ(0)) (1 − β)², so β* = 1 − √((ξ(1) − ξ*)/(ξ(1) − ξ(0)))."""
     target = 0.05
     problem, r_free = di.ankle_blocking(target)
-    assert float(r_free) < 0  # the free foot slaps down (plantar flexion, counter-clockwise negative)
+    assert float(r_free) > 0  # the free foot slaps down (plantar flexion: positive, the coordinates are clockwise)
     res = _check_example(problem, [[0.0], [0.5], [0.95]], 101)
     model = di.SevenLinkHuman()
     q, qdot = model.heel_strike_state(-1.0)
