@@ -119,12 +119,29 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, minutes)")
     parser.add_argument("--only", nargs="+", choices=list(SCRIPTS), default=list(SCRIPTS))
     parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
-    parser.add_argument("--timeout", type=float, default=600, help="seconds allowed to each script's process")
+    parser.add_argument("--timeout", type=float, default=1200, help="seconds allowed to each script's process")
     parser.add_argument("--render", metavar="JSON", help="only rewrite RESULTS.md from a results.json of a run")
+    parser.add_argument("--add", nargs="+", default=[], metavar="JSON",
+                        help="with --render: rows of a script's own --out file replace that table's rows (for a "
+                             "script rerun alone); results.json is updated and RESULTS.md says so")
     args = parser.parse_args()
     if args.render:
         with open(args.render) as f:
-            render(args, **json.load(f))
+            run = json.load(f)
+        for path in args.add:
+            with open(path) as f:
+                added = json.load(f)[1:]
+            tables = {r["table"] for r in added}
+            run["rows"] = [r for r in run["rows"] if r["table"] not in tables] + added
+            stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+            run.setdefault("notes", []).append(
+                f"The {', '.join(sorted(tables))} rows come from a separate run of that script alone, finished "
+                f"{stamp:%Y-%m-%d %H:%M} UTC on the same machine (its process in the run.py run was stopped by "
+                "--timeout).")
+        if args.add:
+            with open(args.render, "w") as f:
+                json.dump(run, f, indent=1)
+        render(args, **run)
         return
     start, load_before = time.perf_counter(), os.getloadavg()
     rows, machine = [], None
@@ -163,7 +180,7 @@ def main():
     render(args, **run)
 
 
-def render(args, rows, machine, total, now, load_before, load_after):
+def render(args, rows, machine, total, now, load_before, load_after, notes=()):
     by_table = {name: [judge(r) for r in rows if r["table"] == name] for name in args.only}
     text = [
         "# Benchmark results",
@@ -185,6 +202,7 @@ def render(args, rows, machine, total, now, load_before, load_after):
         "- Method: each difimpact function is compiled once with `jax.jit(f).lower(...).compile()` (compile time "
         "reported apart), warmed up, then timed as the median of several repeats with `block_until_ready`; each "
         "side is checked against the baseline before it is timed (agreement rows).",
+        *(f"- {note}" for note in notes),
         "",
     ]
     for name, rs in by_table.items():
