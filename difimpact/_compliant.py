@@ -33,12 +33,17 @@ P_t`` [N s], works ``W_n = ∫F_n v_n dt``, ``W_t = ∫F_t v_t dt`` [J] (integra
 tangential displacement ``z`` [mm] of spring friction laws. Integrating ``q − q₀`` lets the relative
 tolerance act on the millimetre-scale indentation instead of on metre-scale coordinates.
 
-**Solver choice** (measured on the crutch walker, seed 000 nominal case, 2-core CPU, float64; see the
-tests): exact Coulomb + Hunt–Crossley is not stiff, so the default is ``Tsit5`` (a few hundred steps at
-``rtol = 1e-8``); smooth friction laws (:class:`~difimpact.RegularisedCoulomb`,
-:class:`~difimpact.TangentialSpring`) are stiff and default to ``Kvaerno5``. Step control is
-``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer rejected steps), the adjoint ``RecursiveCheckpointAdjoint``
-(pass ``diffrax.ForwardMode()`` for ``jax.jacfwd`` with few parameters).
+**Solver choice** (measured on the crutch walker, seed 000 nominal case, float64, on a shared 2-core CPU):
+exact Coulomb + Hunt–Crossley is not stiff: ``Tsit5`` takes 28 / 54 / 121 accepted steps at ``rtol`` 1e-6 /
+1e-8 / 1e-10 (about 10–30 ms per solve), ``Dopri8`` 24 / 33 / 52 steps but twice the time per solve, and all
+agree on ``P_n`` to 1e-9; ``Tsit5`` is the default. Smooth friction laws
+(:class:`~difimpact.RegularisedCoulomb`, :class:`~difimpact.TangentialSpring`) are stiff
+(``∂F_t/∂v_t = μF_n/v_ε``) and default to ``Kvaerno5`` (the explicit solvers gave wrong gradients on a
+prototype, ``../shared/DIFFRAX_NOTES.md``). Step control is ``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer
+rejected steps), the adjoint ``RecursiveCheckpointAdjoint`` (reverse mode through the scan, the
+``lax.cond`` and the event root find; pass ``diffrax.ForwardMode()`` for ``jax.jacfwd``). Compiling one solve
+takes 25–75 s depending on the load, most of it tracing the right-hand side about twenty times (solver
+stages, event, root find, saved records); this is why ``M`` and ``c`` are formed in forward mode.
 
 **Peak force.** The maximum of ``F_n`` over the accepted steps (saved with ``SaveAt(steps=True)``, the same
 records as the optional history); its error is that of sampling a smooth peak at the step size.
