@@ -89,6 +89,7 @@ class CrutchWalker(AbstractPlanarModel):
                          q5: ScalarLike = math.radians(150.0)) -> tuple[Config, Velocity]:
         """Seed 000's pre-impact state (§5): posture from :meth:`place_crutch`, feet at rest,
         ``q̇ = [0, 0, q̇3, 0, q̇5, 0]`` with ``q̇3 = 1 rad/s`` by default. Angles in radians."""
+        q5dot, q3dot = as_float("q5dot", q5dot, shape=()), as_float("q3dot", q3dot, shape=())
         q = self.place_crutch(q3, q4, q5)
         zero = jnp.zeros_like(q[0])
         qdot = jnp.stack([zero, zero, zero + q3dot, zero, zero + q5dot, zero])

@@ -1,0 +1,262 @@
+"""Bad input gives a clear error naming the argument, never a silent NaN (issue 8, item 2).
+
+Each case calls a public entry point with one kind of bad input and checks the exception and its message.
+Python-side checks raise ``ValueError``/``TypeError``; value checks on traced data (every ``filter_jit`` entry
+point, and any function under ``jax.jit``/``vmap``) raise ``equinox.EquinoxRuntimeError`` with the same message.
+The table of these cases is in the docs (robustness section).
+"""
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import difimpact as di
+from difimpact._cli import main
+
+EAGER = (ValueError, TypeError)
+TRACED = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
+ANY = EAGER + TRACED
+
+NAN, INF = float("nan"), float("inf")
+CW = di.CrutchWalker()
+CG = di.CompassGait()
+BT = di.BipedWithTorso()
+Q, QDOT = CW.pre_impact_state(math.radians(12.0), -0.2)
+Q_AIR = Q.at[1].set(0.1)  # whole body lifted 10 cm: the tip Q is above the ground
+QDOT_UP = -QDOT  # the tip separates
+M = CW.mass_matrix(Q)
+A = CW.contact_jacobian(Q, "Q")
+TIP = di.seed000_tip_contact()
+
+
+def _nan_at(x, i=0):
+    return jnp.asarray(x).at[i].set(NAN)
+
+
+def _minimise_zero_steps():
+    return di.minimise(lambda p: jnp.sum(p**2), jnp.ones(2), optimiser=optax.sgd(0.1), steps=0)
+
+
+def _compliant(q0, qdot0):
+    """One compiled graph for the three run-time compliant checks (the nominal solve needs ~100 steps)."""
+    return di.compliant_impact(CW, q0, qdot0, (TIP,), max_steps=4)
+
+
+# (id, thunk, exception types, message regex)
+CASES = [
+    # -- model constructors: NaN/inf, non-positive, shape, dtype
+    ("CrutchWalker-masses-nan", lambda: di.CrutchWalker(masses=(NAN, 40.46, 3.92, 4.28)), EAGER,
+     "`masses` contains NaN"),
+    ("CrutchWalker-lengths-inf", lambda: di.CrutchWalker(lengths=(0.93, INF, 0.33, 1.25)), EAGER,
+     "`lengths` contains NaN or infinite"),
+    ("CrutchWalker-masses-negative", lambda: di.CrutchWalker(masses=(-1.0, 40.46, 3.92, 4.28)), EAGER,
+     "`masses` must be positive"),
+    ("CrutchWalker-lengths-zero", lambda: di.CrutchWalker(lengths=(0.0, 0.51, 0.33, 1.25)), EAGER,
+     "`lengths` must be positive"),
+    ("CrutchWalker-masses-shape", lambda: di.CrutchWalker(masses=(1.0, 2.0, 3.0)), EAGER,
+     r"`masses` must have shape \(4,\)"),
+    ("CrutchWalker-masses-str", lambda: di.CrutchWalker(masses="heavy"), EAGER, "`masses` must be a number"),
+    ("CrutchWalker-masses-complex", lambda: di.CrutchWalker(masses=np.ones(4) * 1j), EAGER,
+     "`masses` must have a real dtype"),
+    ("CompassGait-R-negative", lambda: di.CompassGait(R=-0.1), EAGER, "`R` must be non-negative"),
+    ("CompassGait-R-above-l", lambda: di.CompassGait(R=1.5), EAGER, "`R` must not exceed"),
+    ("CompassGait-m-inf", lambda: di.CompassGait(m=INF), EAGER, "`m` contains NaN or infinite"),
+    ("BipedWithTorso-mH-zero", lambda: di.BipedWithTorso(m_H=0.0), EAGER, "`m_H` must be positive"),
+    ("BipedWithTorso-l-nan", lambda: di.BipedWithTorso(l=NAN), EAGER, "`l` contains NaN"),
+    ("BipedWithTorso.from_ratios-mu-negative", lambda: di.BipedWithTorso.from_ratios(mu=-1.0), EAGER, "`m`"),
+    ("SevenLinkHuman-body_mass-negative", lambda: di.SevenLinkHuman(body_mass=-75.0), EAGER,
+     "`body_mass` must be positive"),
+    ("SevenLinkHuman-height-nan", lambda: di.SevenLinkHuman(height=NAN), EAGER, "`height` contains NaN"),
+    ("scale_segments-height-zero", lambda: di.scale_segments(di.DUMAS_2007_MALE, 75.0, 0.0), EAGER,
+     "`height` must be positive"),
+    ("scale_segments-body_mass-str", lambda: di.scale_segments(di.DUMAS_2007_MALE, "75"), EAGER,
+     "`body_mass` must be a number"),
+    # -- model methods: q/qdot shape, dtype, NaN; unknown names; unreachable placements
+    ("mass_matrix-q-shape", lambda: CW.mass_matrix(jnp.zeros(5)), EAGER, r"`q` must have shape \(6,\)"),
+    ("mass_matrix-q-nan", lambda: CW.mass_matrix(_nan_at(Q)), EAGER, "`q` contains NaN"),
+    ("mass_matrix-q-str", lambda: CW.mass_matrix("q"), EAGER, "`q` must be a number"),
+    ("mass_matrix-q-complex", lambda: CW.mass_matrix(Q * 1j), EAGER, "`q` must have a real dtype"),
+    ("bias-qdot-inf", lambda: CW.bias(Q, QDOT.at[2].set(INF)), EAGER, "`qdot` contains NaN or infinite"),
+    ("bias-qdot-shape", lambda: CW.bias(Q, QDOT[:4]), EAGER, r"`qdot` must have shape \(6,\)"),
+    ("kinetic_energy-qdot-nan", lambda: CG.kinetic_energy(jnp.zeros(4), _nan_at(jnp.zeros(4))), EAGER,
+     "`qdot` contains NaN"),
+    ("point-unknown", lambda: CW.point(Q, "Z"), EAGER, "unknown point 'Z'"),
+    ("contact_jacobian-unknown", lambda: CW.contact_jacobian(Q, "Z"), EAGER, "unknown point 'Z'"),
+    ("contact_jacobian-q-nan", lambda: CW.contact_jacobian(_nan_at(Q), "Q"), EAGER, "`q` contains NaN"),
+    ("solve_coordinate-unreachable", lambda: CW.solve_coordinate(Q, "Q", 5, 0.0, height=5.0), EAGER,
+     "could not place point 'Q'"),
+    ("place_crutch-q3-nan", lambda: CW.place_crutch(NAN), EAGER, "`q3` contains NaN"),
+    ("place_crutch-unreachable", lambda: CW.place_crutch(0.2, q5=0.0), EAGER, "the crutch cannot reach"),
+    ("CrutchWalker.pre_impact_state-q5dot-nan", lambda: CW.pre_impact_state(0.2, NAN), EAGER,
+     "`q5dot` contains NaN"),
+    ("CrutchWalker.pre_impact_state-q3dot-str", lambda: CW.pre_impact_state(0.2, q3dot="1"), EAGER,
+     "`q3dot` must be a number"),
+    ("CompassGait.pre_impact_state-q3-inf", lambda: CG.pre_impact_state(INF), EAGER, "`q3` contains NaN"),
+    ("BipedWithTorso.pre_impact_state-q4-nan", lambda: BT.pre_impact_state(NAN), EAGER, "`q4` contains NaN"),
+    ("SevenLinkHuman.heel_strike_state-omega0-nan", lambda: di.SevenLinkHuman().heel_strike_state(NAN),
+     EAGER, "`omega0` contains NaN"),
+    # -- impact (filter_jit: value checks are traced)
+    ("impact-q-nan", lambda: di.impact(CW, _nan_at(Q), QDOT, stick=("Q",)), TRACED, "`q` contains NaN"),
+    ("impact-qdot-shape", lambda: di.impact(CW, Q, QDOT[:5], stick=("Q",)), EAGER,
+     r"`qdot_minus` must have shape \(6,\)"),
+    ("impact-above-ground", lambda: di.impact(CW, Q_AIR, QDOT, stick=("Q",)), TRACED,
+     "contact point 'Q' is not on the ground"),
+    ("impact-separating", lambda: di.impact(CW, Q, QDOT_UP, stick=("Q",)), TRACED,
+     "`stick` point 'Q' is not approaching"),
+    ("impact-unknown-point", lambda: di.impact(CW, Q, QDOT, stick=("Z",)), EAGER, "unknown point 'Z'"),
+    ("impact-unknown-coordinate", lambda: di.impact(CW, Q, QDOT, stick=("Q",), blocked=("q9",)), EAGER,
+     "`blocked`: unknown coordinate 'q9'"),
+    ("impact-redundant", lambda: di.impact(CW, Q, QDOT, stick=("Q",), blocked=("q1", "q2", "q3", "q4", "q5")),
+     TRACED, "redundant"),
+    ("impact-restitution-above-1", lambda: di.impact(CW, Q, QDOT, stick=("Q",), restitution={"Q": 1.5}),
+     TRACED, r"`restitution\['Q'\]` must lie in \[0, 1\]"),
+    ("impact-point-twice", lambda: di.impact(CW, Q, QDOT, stick=("Q",), unilateral=("Q",)), EAGER,
+     "a point may appear once"),
+    ("constrained_impact-M-nan", lambda: di.constrained_impact(M.at[0, 0].set(NAN), A, QDOT), TRACED,
+     "`M` contains NaN"),
+    ("constrained_impact-M-not-square", lambda: di.constrained_impact(M[:5], A, QDOT), EAGER,
+     "`M` must be a square matrix"),
+    ("constrained_impact-A-shape", lambda: di.constrained_impact(M, A[:, :5], QDOT), EAGER,
+     r"`A` must have shape \(m, 6\)"),
+    ("constrained_impact-redundant", lambda: di.constrained_impact(M, jnp.concatenate([A, A[:1]]), QDOT), TRACED,
+     "redundant"),
+    ("constrained_impact-b_plus-shape", lambda: di.constrained_impact(M, A, QDOT, jnp.zeros(3)), EAGER,
+     r"`b_plus` must have shape \(2,\)"),
+    ("constrained_impact-massless", lambda: di.constrained_impact(M, A, QDOT, massless="drop"), EAGER,
+     "`massless` must be 'error' or 'keep'"),
+    # -- frictional impact
+    ("frictional_impact-mu-negative", lambda: di.frictional_impact(CW, Q, QDOT, "Q", -0.1), TRACED,
+     "`mu` must be non-negative"),
+    ("frictional_impact-mu-nan", lambda: di.frictional_impact(CW, Q, QDOT, "Q", NAN), TRACED, "`mu` contains NaN"),
+    ("frictional_impact-above-ground", lambda: di.frictional_impact(CW, Q_AIR, QDOT), TRACED,
+     "point 'Q' is not on the ground"),
+    ("frictional_impact-separating", lambda: di.frictional_impact(CW, Q, QDOT_UP), TRACED,
+     "the contact point must approach the ground"),
+    ("frictional_impact-qdot-complex", lambda: di.frictional_impact(CW, Q, QDOT * 1j), EAGER,
+     "`qdot_minus` must have a real dtype"),
+    ("frictional_impact-unknown-point", lambda: di.frictional_impact(CW, Q, QDOT, "Z"), EAGER, "unknown point 'Z'"),
+    ("frictional_impact_map-M-not-square", lambda: di.frictional_impact_map(M[:5], A[0], A[1], QDOT, 0.5), EAGER,
+     "`mass_matrix` must be square"),
+    ("frictional_impact_map-a_t-zero", lambda: di.frictional_impact_map(M, A[0], 0 * A[1], QDOT, 0.5), EAGER,
+     "`a_t` gives A_t M⁻¹ A_tᵀ <= 0"),
+    ("frictional_impact_map-a_n-nan", lambda: di.frictional_impact_map(M, _nan_at(A[0]), A[1], QDOT, 0.5), EAGER,
+     "`a_n` contains NaN"),
+    ("frictional_impact_map-mu-negative", lambda: di.frictional_impact_map(M, A[0], A[1], QDOT, -1.0), EAGER,
+     "`mu` must be non-negative"),
+    ("impulse_space_path-num", lambda: di.impulse_space_path(di.frictional_impact(CW, Q, QDOT), num=1), EAGER,
+     "`num` must be at least 2"),
+    # -- contact laws and stiffness helpers
+    ("HuntCrossley-stiffness-negative", lambda: di.HuntCrossley(-1.0), EAGER, "`stiffness` must be positive"),
+    ("HuntCrossley-damping-negative", lambda: di.HuntCrossley(1e6, -1.0), EAGER, "`damping` must be non-negative"),
+    ("HuntCrossley-stiffness-nan", lambda: di.HuntCrossley(NAN), EAGER, "`stiffness` contains NaN"),
+    ("KelvinVoigt-stiffness-zero", lambda: di.KelvinVoigt(0.0), EAGER, "`stiffness` must be positive"),
+    ("Coulomb-mu-negative", lambda: di.Coulomb(-0.1), EAGER, "`mu` must be non-negative"),
+    ("RegularisedCoulomb-velocity_scale-zero", lambda: di.RegularisedCoulomb(0.5, 0.0), EAGER,
+     "`velocity_scale` must be positive"),
+    ("TangentialSpring-stiffness-inf", lambda: di.TangentialSpring(INF, 0.5), EAGER, "`stiffness` contains NaN"),
+    ("hertz_stiffness-radius-zero", lambda: di.hertz_stiffness(0.0, 1e8, 0.5, 3e10, 0.2), EAGER,
+     "`radius` must be positive"),
+    ("hertz_stiffness-poisson", lambda: di.hertz_stiffness(0.05, 1e8, 1.0, 3e10, 0.2), EAGER,
+     "`nu1` must be a Poisson ratio"),
+    ("mindlin_stiffness-E2-negative", lambda: di.mindlin_stiffness(0.05, 1e8, 0.5, -3e10, 0.2), EAGER,
+     "`E2` must be positive"),
+    ("damping_from_restitution-e", lambda: di.damping_from_restitution(1e6, 1.5, 1.0), EAGER,
+     "`restitution` must be in"),
+    ("damping_from_restitution-rule", lambda: di.damping_from_restitution(1e6, 0.5, 1.0, rule="x"), EAGER,
+     "`rule` must be"),
+    # -- compliant impact
+    ("compliant_impact-q0-nan", lambda: _compliant(_nan_at(Q), QDOT), TRACED,
+     "`q0` contains NaN"),
+    ("compliant_impact-qdot0-shape", lambda: di.compliant_impact(CW, Q, QDOT[:5], (TIP,)), EAGER,
+     r"`qdot0` must have shape \(6,\)"),
+    ("compliant_impact-no-contacts", lambda: di.compliant_impact(CW, Q, QDOT, ()), EAGER,
+     "`contacts` must be a non-empty tuple"),
+    ("compliant_impact-unknown-point", lambda: di.compliant_impact(CW, Q, QDOT, (di.Contact("Z", TIP.normal_law),)),
+     EAGER, "`contacts` name points"),
+    ("compliant_impact-end", lambda: di.compliant_impact(CW, Q, QDOT, (TIP,), end="never"), EAGER, "`end` must be"),
+    ("compliant_impact-separating", lambda: _compliant(Q, QDOT_UP), TRACED,
+     "already separating"),
+    ("compliant_impact-max_steps", lambda: _compliant(Q, QDOT), TRACED,
+     "max_steps"),
+    ("seed000_tip_contact-kn_factor-nan", lambda: di.seed000_tip_contact(kn_factor=NAN), EAGER,
+     "`kn_factor` contains NaN"),
+    # -- sweeps and grids
+    ("sweep-fn", lambda: di.sweep(3, jnp.ones(2)), EAGER, "`fn` must be callable"),
+    ("sweep-chunk_size", lambda: di.sweep(jnp.sin, jnp.ones(2), chunk_size=0), EAGER, "`chunk_size` must be"),
+    ("sweep-params-empty", lambda: di.sweep(jnp.sin, {}), EAGER, "`params` must be a pytree"),
+    ("sweep-params-ragged", lambda: di.sweep(lambda p: p["a"] + p["b"], {"a": jnp.ones(2), "b": jnp.ones(3)}),
+     EAGER, "`params`"),
+    ("sweep-bad-value-in-batch", lambda: di.sweep(lambda l: di.CompassGait(l=l).mass_matrix(jnp.zeros(4)),
+                                                  jnp.array([1.0, -1.0])), TRACED, "`l` must be positive"),
+    ("grid-no-axes", lambda: di.grid(), EAGER, "`grid` needs at least one keyword axis"),
+    ("grid-empty-axis", lambda: di.grid(q3=[]), EAGER, "grid axis `q3` must be a non-empty 1-D array"),
+    # -- objectives and optimisation
+    ("energy_loss-separating", lambda: di.energy_loss(CW, Q, QDOT_UP, stick=("Q",)), TRACED,
+     "`stick` point 'Q' is not approaching"),
+    ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, "Q", -0.5), TRACED,
+     "`mu` must be non-negative"),
+    ("minimise-steps", _minimise_zero_steps, EAGER, "`steps` must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize("thunk, errors, match", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_raises(thunk, errors, match):
+    with pytest.raises(errors, match=match):
+        jax.block_until_ready(thunk())
+
+
+@pytest.fixture(scope="module")
+def jitted():
+    """Functions compiled once, fed good and bad values: the check runs at run time (``eqx.error_if``)."""
+    return dict(
+        walker=eqx.filter_jit(lambda m: di.CrutchWalker(masses=m).mass_matrix(Q)),
+        mass_matrix=eqx.filter_jit(lambda q: CW.mass_matrix(q)),
+        hunt_crossley=eqx.filter_jit(lambda k: di.HuntCrossley(k).force(1e-4, 0.0)),
+        coulomb=eqx.filter_jit(lambda mu: di.Coulomb(mu).mu),
+        place=eqx.filter_jit(lambda q3: CW.place_crutch(q3)),
+        pre_impact=eqx.filter_jit(lambda q3, q5dot: CW.pre_impact_state(q3, q5dot)),
+    )
+
+
+@pytest.mark.parametrize("name, good, bad, match", [
+    ("walker", jnp.array([22.54, 40.46, 3.92, 4.28]), jnp.array([22.54, -1.0, 3.92, 4.28]), "`masses` must be positive"),
+    ("mass_matrix", Q, _nan_at(Q, 3), "`q` contains NaN"),
+    ("hunt_crossley", jnp.asarray(1e6), jnp.asarray(-1e6), "`stiffness` must be positive"),
+    ("coulomb", jnp.asarray(0.5), jnp.asarray(-0.5), "`mu` must be non-negative"),
+    ("place", jnp.asarray(0.2), jnp.asarray(NAN), "`q3` contains NaN"),
+    ("pre_impact", (jnp.asarray(0.2), jnp.asarray(-0.2)), (jnp.asarray(0.2), jnp.asarray(NAN)), "`q5dot` contains NaN"),
+])
+def test_same_message_under_jit(jitted, name, good, bad, match):
+    """The eager message also comes out of a compiled function, and the good value still runs."""
+    fn = jitted[name]
+    args = good if isinstance(good, tuple) else (good,)
+    assert all(jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(fn(*args)))
+    with pytest.raises(TRACED, match=match):
+        jax.block_until_ready(fn(*(bad if isinstance(bad, tuple) else (bad,))))
+
+
+def test_error_under_vmap():
+    """One bad element of a batch raises with the message (``eqx.error_if`` under ``vmap``)."""
+    fn = jax.vmap(lambda q3: di.frictional_impact(CW, Q.at[2].add(0 * q3), QDOT, "Q", q3).normal_impulse)
+    assert np.all(np.isfinite(fn(jnp.array([0.5, 0.9]))))
+    with pytest.raises(TRACED, match="`mu` must be non-negative"):
+        jax.block_until_ready(fn(jnp.array([0.5, -0.9])))
+
+
+def test_throw_false_returns_result_not_nan():
+    """With ``throw=False`` a failure is a result flag; the returned numbers stay finite (no silent NaN)."""
+    bad = di.constrained_impact(M, jnp.concatenate([A, A[:1]]), QDOT, throw=False)
+    assert bad.result == di.ImpactResults.redundant_constraints
+    assert np.all(np.isfinite(bad.qdot_plus))
+
+
+def test_cli_unknown_experiment(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", "no-such-experiment"])
+    assert exit_info.value.code == 2
+    assert "no-such-experiment" in capsys.readouterr().err
