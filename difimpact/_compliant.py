@@ -39,7 +39,8 @@ exact Coulomb + Hunt–Crossley is not stiff: ``Tsit5`` takes 28 / 54 / 121 acce
 agree on ``P_n`` to 1e-9; ``Tsit5`` is the default. Smooth friction laws
 (:class:`~difimpact.RegularisedCoulomb`, :class:`~difimpact.TangentialSpring`) are stiff
 (``∂F_t/∂v_t = μF_n/v_ε``) and default to ``Kvaerno5`` (the explicit solvers gave wrong gradients on a
-prototype, ``../shared/DIFFRAX_NOTES.md``). Step control is ``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer
+prototype, ``../shared/DIFFRAX_NOTES.md``): with ``RegularisedCoulomb(0.75, v_ε = 1e-3)`` the nominal case
+takes 298 steps (260 ms) and biases ``P_n, P_t`` by −0.08 %, −0.09 % against exact Coulomb. Step control is ``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer
 rejected steps), the adjoint ``RecursiveCheckpointAdjoint`` (reverse mode through the scan, the
 ``lax.cond`` and the event root find; pass ``diffrax.ForwardMode()`` for ``jax.jacfwd``). Compiling one solve
 takes 25–75 s depending on the load, most of it tracing the right-hand side about twenty times (solver
