@@ -325,7 +325,6 @@ def test_event_time_gradient_is_the_implicit_function_formula(jacobian):
     # dg/dt from the same solves, all independent of the solver's event machinery.
     t_star = outputs_np(NOMINAL)[1].duration
     eps = 1e-3 * t_star
-    model = di.CrutchWalker()
 
     def g(p, t):
         out = run(p, rtol=1e-12, t_max=t)
@@ -345,7 +344,6 @@ def test_event_time_gradient_is_the_implicit_function_formula(jacobian):
         d2 = (g(up, t_star - 2 * eps) - g(down, t_star - 2 * eps)) / (2 * h)
         implicit = -(2 * d1 - d2) / dg_dt
         assert np.isclose(J[2, i], implicit, rtol=1e-5), (i, J[2, i], implicit)
-    del model
 
 
 # -- vmap, errors -----------------------------------------------------------------------------------------
