@@ -204,7 +204,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("thunk, errors, match", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+# The compliant run-time checks share one compiled solve (~30 s of compiling on 2 cores): marked slow.
+SLOW = {"compliant_impact-q0-nan", "compliant_impact-separating", "compliant_impact-max_steps"}
+
+
+@pytest.mark.parametrize("thunk, errors, match", [
+    pytest.param(*c[1:], id=c[0], marks=[pytest.mark.slow] if c[0] in SLOW else []) for c in CASES])
 def test_bad_input_raises(thunk, errors, match):
     with pytest.raises(errors, match=match):
         jax.block_until_ready(thunk())

@@ -227,15 +227,16 @@ def frictional_impact(
     point: str = "Q",
     mu: ScalarLike = 0.75,
     *,
-    ground_tol: float = 1e-8,
+    ground_tol: float | None = None,
     rest_tol: float = 1e-9,
     throw: bool = True,
 ) -> FrictionalImpact:
     """Frictional impact of the model's point ``point`` with the ground ``y = 0`` (seed 000, §3).
 
     Builds ``M(q)`` and ``[A_n; A_t]`` of ``point`` and calls :func:`frictional_impact_map`. Checks that the
-    point is on the ground (``|y| ≤ ground_tol``, metres) and approaching it, that ``μ ≥ 0`` and that the
-    inputs are finite. Pass ``mu`` as an array to vary it without recompiling.
+    point is on the ground (``|y| ≤ ground_tol``, metres; by default ``max(1e-8, 256 ε)`` of ``q``'s dtype:
+    ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and approaching it,
+    that ``μ ≥ 0`` and that the inputs are finite. Pass ``mu`` as an array to vary it without recompiling.
 
     **Arguments:** `model`, `q`, `qdot_minus` (pre-impact state), `point` (a point name of the model),
     `mu`, and the keyword options of :func:`frictional_impact_map`.
@@ -245,6 +246,8 @@ def frictional_impact(
     q = model._q(q)
     qdot_minus = model._q(qdot_minus, "qdot_minus")
     height = model.point(q, point)[1]
+    if ground_tol is None:
+        ground_tol = max(1e-8, 256 * float(jnp.finfo(q.dtype).eps))
     q = check(q, jnp.abs(height) > ground_tol,
               f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
     A = model.contact_jacobian(q, point)

@@ -1,0 +1,35 @@
+"""Paper cases evaluated in the default precision of the running process, printed as JSON.
+
+Run as a script by ``tests/test_precision.py`` in a subprocess that does **not** enable x64 (float32), and
+imported by the test itself (float64), so both precisions run the very same code.
+"""
+
+import json
+import math
+import sys
+
+import jax.numpy as jnp
+
+import difimpact as di
+
+
+def cases(compliant: bool, rtol: float) -> dict:
+    """seed 000 impulsive check values, seed 003 ξ_I, and (optionally) seed 000 Table 3's nominal row."""
+    walker = di.CrutchWalker()
+    q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
+    fric = di.frictional_impact(walker, q, qdot, "Q", 0.75)
+    biped = di.BipedWithTorso()
+    qb, qdotb = biped.pre_impact_state(math.radians(30.0))
+    stick = di.impact(biped, qb, qdotb, stick=("P_L",))
+    out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
+           "mu_c": fric.mu_c, "xi_I": stick.xi_I}
+    if compliant:
+        sol = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
+                                  throw=False)
+        out |= {"compliant_P_n": sol.P_n[0], "compliant_P_t": sol.P_t[0], "compliant_ok":
+                bool(sol.result == di.CompliantResults.successful), "compliant_steps": sol.n_steps}
+    return {k: (float(v) if not isinstance(v, (str, bool)) else v) for k, v in out.items()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(cases(sys.argv[1] == "compliant", float(sys.argv[2]))))
