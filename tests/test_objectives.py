@@ -110,10 +110,12 @@ def test_peak_contact_force_gradient(rng):
     value_and_grad = jax.jit(jax.value_and_grad(fn))
     x = _uniform(rng, [math.radians(8), math.radians(5)], [math.radians(16), math.radians(15)], n=1)[0]
     value, grad = value_and_grad(jnp.asarray(x))
-    h = np.finfo(float).eps ** (1 / 3)
+    # h well above the noise of adaptive stepping (~1e-4 N jumps as the accepted steps change) and well below
+    # the truncation error: at one point, FD with h = 6e-6, 3e-5, 3e-4, 3e-3 gave -12604, -12631, -12627, -12614.
+    h = 3e-4
     fd = np.array([(value_and_grad(jnp.asarray(x + h * e))[0] - value_and_grad(jnp.asarray(x - h * e))[0]) / (2 * h)
                    for e in np.eye(2)])
-    # Measured 1.3e-3 and 8e-5 relative (q3, q4) at rtol = 1e-9: short of the 1e-4 goal; the peak is
-    # interpolated between step times that diffrax does not differentiate (see peak_contact_force).
-    np.testing.assert_allclose(grad, fd, rtol=0, atol=2e-3 * np.max(np.abs(fd)))
+    # Measured 2.4e-4 and 1.4e-4 relative (q3, q4) at rtol = 1e-9, within the spread of the finite
+    # differences themselves (2.8e-4); the 1e-4 goal is out of reach of this finite-difference reference.
+    np.testing.assert_allclose(grad, fd, rtol=0, atol=5e-4 * np.max(np.abs(fd)))
     assert 3e3 < value < 1e4  # the range of seed 000's peak tip forces [N]
