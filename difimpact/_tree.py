@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+from ._validation import as_float, positive
 
 
 class Body(NamedTuple):
@@ -103,15 +104,20 @@ class PlanarTree(eqx.Module):
         names = [p.name for p in points]
         if len(set(names)) != len(names):
             raise ValueError(f"point names must be unique, got {names}.")
+        for p in points:
+            if not 0 <= p.body < len(bodies):
+                raise ValueError(f"point {p.name!r}: body {p.body} outside 0..{len(bodies) - 1}.")
         stack = lambda xs: jnp.stack([jnp.asarray(x, dtype=float) for x in xs])  # noqa: E731
         return cls(
-            mass=stack([b.mass for b in bodies]),
-            inertia=stack([b.inertia for b in bodies]),
-            com=stack([jnp.stack([jnp.asarray(c, float) for c in b.com]) for b in bodies]),
-            attach=stack([jnp.stack([jnp.asarray(c, float) for c in b.attach]) for b in bodies]),
-            point_local=stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points]),
-            point_radius=stack([p.radius for p in points]),
-            g=jnp.asarray(g, dtype=float),
+            mass=positive("Body.mass", stack([b.mass for b in bodies]), allow_zero=True),
+            inertia=positive("Body.inertia", stack([b.inertia for b in bodies]), allow_zero=True),
+            com=as_float("Body.com", stack([jnp.stack([jnp.asarray(c, float) for c in b.com]) for b in bodies])),
+            attach=as_float("Body.attach",
+                            stack([jnp.stack([jnp.asarray(c, float) for c in b.attach]) for b in bodies])),
+            point_local=as_float("Point.local",
+                                 stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points])),
+            point_radius=positive("Point.radius", stack([p.radius for p in points]), allow_zero=True),
+            g=positive("g", jnp.asarray(g, dtype=float), allow_zero=True),
             n=n,
             body_names=tuple(b.name for b in bodies),
             parent=tuple(b.parent for b in bodies),

@@ -76,6 +76,17 @@ CASES = [
      "`height` must be positive"),
     ("scale_segments-body_mass-str", lambda: di.scale_segments(di.DUMAS_2007_MALE, "75"), EAGER,
      "`body_mass` must be a number"),
+    ("PlanarTree.build-mass-negative", lambda: di.TreeModel(di.PlanarTree.build(
+        3, [di.Body("a", -1, 2, -1.0)], [di.Point("p", 0)])), EAGER, "`Body.mass` must be non-negative"),
+    ("PlanarTree.build-inertia-nan", lambda: di.PlanarTree.build(
+        3, [di.Body("a", -1, 2, 1.0, NAN)], [di.Point("p", 0)]), EAGER, "`Body.inertia` contains NaN"),
+    ("PlanarTree.build-radius-negative", lambda: di.PlanarTree.build(
+        3, [di.Body("a", -1, 2, 1.0)], [di.Point("p", 0, (0.0, 0.0), -0.1)]), EAGER,
+     "`Point.radius` must be non-negative"),
+    ("PlanarTree.build-point-body", lambda: di.PlanarTree.build(3, [di.Body("a", -1, 2, 1.0)], [di.Point("p", 1)]),
+     EAGER, "point 'p': body 1 outside"),
+    ("PlanarTree.build-parent", lambda: di.PlanarTree.build(3, [di.Body("a", 0, 2, 1.0)], [di.Point("p", 0)]),
+     EAGER, "body 'a': parent must precede it"),
     # -- model methods: q/qdot shape, dtype, NaN; unknown names; unreachable placements
     ("mass_matrix-q-shape", lambda: CW.mass_matrix(jnp.zeros(5)), EAGER, r"`q` must have shape \(6,\)"),
     ("mass_matrix-q-nan", lambda: CW.mass_matrix(_nan_at(Q)), EAGER, "`q` contains NaN"),
@@ -200,6 +211,8 @@ CASES = [
      "`stick` point 'Q' is not approaching"),
     ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, "Q", -0.5), TRACED,
      "`mu` must be non-negative"),
+    ("loss_per_distance-no-step-length", lambda: di.loss_per_distance(CW, Q, di.constrained_impact(M, A, QDOT)),
+     EAGER, "CrutchWalker defines no `step_length`"),
     ("minimise-steps", _minimise_zero_steps, EAGER, "`steps` must be a positive integer"),
 ]
 
