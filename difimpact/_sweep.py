@@ -180,6 +180,8 @@ def grid(**axes) -> tuple[dict[str, np.ndarray], tuple[int, ...]]:
     for name, a in arrays.items():
         if a.ndim != 1 or a.size == 0:
             raise ValueError(f"grid axis `{name}` must be a non-empty 1-D array, got shape {a.shape}.")
+        if np.issubdtype(a.dtype, np.number) and not np.all(np.isfinite(a)):
+            raise ValueError(f"grid axis `{name}` contains NaN or infinite entries.")
     shape = tuple(a.size for a in arrays.values())
     mesh = np.meshgrid(*arrays.values(), indexing="ij")
     return {name: m.reshape(-1) for name, m in zip(arrays, mesh)}, shape

@@ -206,6 +206,7 @@ CASES = [
                                                   jnp.array([1.0, -1.0])), TRACED, "`l` must be positive"),
     ("grid-no-axes", lambda: di.grid(), EAGER, "`grid` needs at least one keyword axis"),
     ("grid-empty-axis", lambda: di.grid(q3=[]), EAGER, "grid axis `q3` must be a non-empty 1-D array"),
+    ("grid-nan-axis", lambda: di.grid(q3=[0.1, NAN]), EAGER, "grid axis `q3` contains NaN"),
     # -- objectives and optimisation
     ("energy_loss-separating", lambda: di.energy_loss(CW, Q, QDOT_UP, stick=("Q",)), TRACED,
      "`stick` point 'Q' is not approaching"),
