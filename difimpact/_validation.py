@@ -28,7 +28,10 @@ def as_float(name: str, x, *, shape=None):
     """Convert ``x`` to a floating array, checking its shape (static) and finiteness."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"`{name}` must be a number or an array of numbers, got {type(x).__name__}.")
-    arr = jnp.asarray(x)
+    try:
+        arr = jnp.asarray(x)
+    except TypeError as err:
+        raise TypeError(f"`{name}` must be a number or an array of numbers: {err}") from None
     if not (jnp.issubdtype(arr.dtype, jnp.floating) or jnp.issubdtype(arr.dtype, jnp.integer)
             or arr.dtype == bool):
         raise TypeError(f"`{name}` must have a real dtype, got {arr.dtype}.")

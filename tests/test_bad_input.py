@@ -91,6 +91,7 @@ CASES = [
     ("mass_matrix-q-shape", lambda: CW.mass_matrix(jnp.zeros(5)), EAGER, r"`q` must have shape \(6,\)"),
     ("mass_matrix-q-nan", lambda: CW.mass_matrix(_nan_at(Q)), EAGER, "`q` contains NaN"),
     ("mass_matrix-q-str", lambda: CW.mass_matrix("q"), EAGER, "`q` must be a number"),
+    ("mass_matrix-q-list-of-str", lambda: CW.mass_matrix(["0"] * 6), EAGER, "`q` must be a number"),
     ("mass_matrix-q-complex", lambda: CW.mass_matrix(Q * 1j), EAGER, "`q` must have a real dtype"),
     ("bias-qdot-inf", lambda: CW.bias(Q, QDOT.at[2].set(INF)), EAGER, "`qdot` contains NaN or infinite"),
     ("bias-qdot-shape", lambda: CW.bias(Q, QDOT[:4]), EAGER, r"`qdot` must have shape \(6,\)"),
