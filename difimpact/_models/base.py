@@ -75,7 +75,7 @@ class AbstractPlanarModel(eqx.Module):
 
     def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
         """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact)."""
-        rhs = -self.bias(q, qdot) if tau is None else tau - self.bias(q, qdot)
+        rhs = -self.bias(q, qdot) if tau is None else self._q(tau, "tau") - self.bias(q, qdot)
         return jnp.linalg.solve(self.mass_matrix(q), rhs)
 
     def solve_coordinate(

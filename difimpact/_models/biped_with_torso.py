@@ -64,7 +64,7 @@ class BipedWithTorso(AbstractPlanarModel):
 
     def heel_strike_posture(self, q4, q5=0.0) -> Config:
         """Symmetric heel-strike posture of seed 003 (§4): both feet on the ground, ``q3 = q4/2``."""
-        q4 = jnp.asarray(q4, float)
+        q4, q5 = as_float("q4", q4, shape=()), as_float("q5", q5, shape=())
         zero = jnp.zeros_like(q4)
         return jnp.stack([zero, zero, 0.5 * q4, q4, zero + q5])
 
@@ -81,4 +81,4 @@ class BipedWithTorso(AbstractPlanarModel):
 
     def step_length(self, q: Config) -> Scalar:
         """``L = 2 l sin(q4/2)`` (seed 003, below eq. 23)."""
-        return 2 * self.l * jnp.sin(q[3] / 2)
+        return 2 * self.l * jnp.sin(self._q(q)[3] / 2)

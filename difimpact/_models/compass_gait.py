@@ -66,5 +66,5 @@ class CompassGait(AbstractPlanarModel):
 
     def step_length(self, q: Config) -> Scalar:
         """Distance between the two contact points."""
-        t = self.tree()
+        t, q = self.tree(), self._q(q)
         return t.point_position(q, "swing_foot")[0] - t.point_position(q, "stance_foot")[0]
