@@ -222,8 +222,8 @@ def scale_segments(table: AnthropometricTable, body_mass=75.0, height=1.77) -> H
     its parts, ``I = Σ m_i (r_i L_i)² + m_i |c_i − c|²``, with mass ``m_B − 2 (m_thigh + m_shank + m_foot)``
     (see the module docstring for every lumping choice).
     """
-    body_mass = positive("body_mass", body_mass)
-    height = positive("height", height)
+    body_mass = positive("body_mass", body_mass, shape=())
+    height = positive("height", height, shape=())
     thigh, shank, foot = (_scale(s, body_mass, height) for s in (table.thigh, table.shank, table.foot))
     parts = [(p, _scale(p.segment, body_mass, height)) for p in table.hat]
     masses = jnp.stack([p.count * s.mass for p, s in parts])

@@ -42,9 +42,9 @@ def as_float(name: str, x, *, shape=None):
     return check(arr, ~jnp.all(jnp.isfinite(arr)), f"`{name}` contains NaN or infinite entries.")
 
 
-def positive(name: str, x, *, allow_zero: bool = False):
-    """Validate a physical parameter: finite and ``> 0`` (``>= 0`` with ``allow_zero``)."""
-    arr = as_float(name, x)
+def positive(name: str, x, *, allow_zero: bool = False, shape=None):
+    """Validate a physical parameter: finite and ``> 0`` (``>= 0`` with ``allow_zero``), of ``shape`` if given."""
+    arr = as_float(name, x, shape=shape)
     bad = (arr < 0) if allow_zero else (arr <= 0)
     word = "non-negative" if allow_zero else "positive"
     return check(arr, jnp.any(bad), f"`{name}` must be {word}, got {x!r}."

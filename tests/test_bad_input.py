@@ -66,6 +66,7 @@ CASES = [
     ("CompassGait-R-negative", lambda: di.CompassGait(R=-0.1), EAGER, "`R` must be non-negative"),
     ("CompassGait-R-above-l", lambda: di.CompassGait(R=1.5), EAGER, "`R` must not exceed"),
     ("CompassGait-m-inf", lambda: di.CompassGait(m=INF), EAGER, "`m` contains NaN or infinite"),
+    ("CompassGait-l-vector", lambda: di.CompassGait(l=jnp.ones(2)), EAGER, r"`l` must have shape \(\)"),
     ("BipedWithTorso-mH-zero", lambda: di.BipedWithTorso(m_H=0.0), EAGER, "`m_H` must be positive"),
     ("BipedWithTorso-l-nan", lambda: di.BipedWithTorso(l=NAN), EAGER, "`l` contains NaN"),
     ("BipedWithTorso.from_ratios-mu-negative", lambda: di.BipedWithTorso.from_ratios(mu=-1.0), EAGER, "`m`"),
@@ -74,6 +75,8 @@ CASES = [
     ("SevenLinkHuman-height-nan", lambda: di.SevenLinkHuman(height=NAN), EAGER, "`height` contains NaN"),
     ("scale_segments-height-zero", lambda: di.scale_segments(di.DUMAS_2007_MALE, 75.0, 0.0), EAGER,
      "`height` must be positive"),
+    ("scale_segments-body_mass-vector", lambda: di.scale_segments(di.DUMAS_2007_MALE, jnp.ones(2)), EAGER,
+     r"`body_mass` must have shape \(\)"),
     ("scale_segments-body_mass-str", lambda: di.scale_segments(di.DUMAS_2007_MALE, "75"), EAGER,
      "`body_mass` must be a number"),
     ("PlanarTree.build-mass-negative", lambda: di.TreeModel(di.PlanarTree.build(

@@ -33,13 +33,13 @@ class BipedWithTorso(AbstractPlanarModel):
     coordinate_names = ("q1", "q2", "q3", "q4", "q5")
 
     def __init__(self, m=5.0, m_H=10.0, m_T=10.0, l=0.8, b=0.4, l_T=0.4, g=9.81):
-        self.m = positive("m", m, allow_zero=True)
-        self.m_H = positive("m_H", m_H)
-        self.m_T = positive("m_T", m_T, allow_zero=True)
-        self.l = positive("l", l)
-        self.b = positive("b", b)
-        self.l_T = positive("l_T", l_T)
-        self.g = positive("g", g, allow_zero=True)
+        self.m = positive("m", m, allow_zero=True, shape=())
+        self.m_H = positive("m_H", m_H, shape=())
+        self.m_T = positive("m_T", m_T, allow_zero=True, shape=())
+        self.l = positive("l", l, shape=())
+        self.b = positive("b", b, shape=())
+        self.l_T = positive("l_T", l_T, shape=())
+        self.g = positive("g", g, allow_zero=True, shape=())
 
     @classmethod
     def from_ratios(cls, mu=1.0, mu_T=1.0, m_B=30.0, **kwargs) -> "BipedWithTorso":

@@ -31,13 +31,13 @@ class CompassGait(AbstractPlanarModel):
     coordinate_names = ("q1", "q2", "q3", "q4")
 
     def __init__(self, l=1.0, m=5.0, b=0.5, m_H=10.0, R=0.3, g=9.81):
-        self.l = positive("l", l)
-        self.m = positive("m", m)
-        self.b = positive("b", b)
-        self.m_H = positive("m_H", m_H)
-        R = positive("R", R, allow_zero=True)
+        self.l = positive("l", l, shape=())
+        self.m = positive("m", m, shape=())
+        self.b = positive("b", b, shape=())
+        self.m_H = positive("m_H", m_H, shape=())
+        R = positive("R", R, allow_zero=True, shape=())
         self.R = check(R, R > self.l, "`R` must not exceed the leg length `l`.")
-        self.g = positive("g", g, allow_zero=True)
+        self.g = positive("g", g, allow_zero=True, shape=())
 
     def tree(self) -> PlanarTree:
         d = self.l - self.R  # arc centre to hip

@@ -46,7 +46,7 @@ class CrutchWalker(AbstractPlanarModel):
         self.inertias = positive("inertias", as_float("inertias", inertias, shape=(4,)))
         self.lengths = positive("lengths", as_float("lengths", lengths, shape=(4,)))
         self.com = positive("com", as_float("com", com, shape=(4,)), allow_zero=True)
-        self.g = positive("g", g, allow_zero=True)
+        self.g = positive("g", g, allow_zero=True, shape=())
 
     def tree(self) -> PlanarTree:
         m, inertia, l, c = self.masses, self.inertias, self.lengths, self.com

@@ -107,7 +107,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         self.hip = pick("hip", hip, s.hip, (2,))
         self.heel = pick("heel", heel, s.heel, (2,))
         self.mh = pick("mh", mh, s.mh, (2,))
-        self.g = positive("g", g, allow_zero=True)
+        self.g = positive("g", g, allow_zero=True, shape=())
 
     def tree(self) -> PlanarTree:
         m, inertia, c = self.masses, self.inertias, self.com
