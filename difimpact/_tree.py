@@ -176,17 +176,50 @@ class PlanarTree(eqx.Module):
         the arc centre plus ``ω × (0, -R)``: zero when the foot rolls without slipping.
         """
         k = self.point_index(name)
-        body = self.point_body[k]
-        _, angles = self.frames(q)
-        th = angles[body]
-        rad = self.point_radius[k]
-        local = self.point_local[k] + rad * jnp.stack([-jnp.cos(th), jnp.sin(th)])
-        return jax.jacfwd(lambda qq: self.body_point(qq, body, local))(q)
+        origins, angles = self.frames(q)
+        return self._jacobian(origins, self.point_body[k], self.point_position(q, name))
+
+    def _ancestry(self, body: int) -> list[int]:
+        chain = [body]
+        while self.parent[chain[-1]] >= 0:
+            chain.append(self.parent[chain[-1]])
+        return chain
+
+    def _jacobian(self, origins: Float[Array, "nb 2"], body: int, p: Float[Array, " 2"]) -> Jacobian:
+        """Closed-form Jacobian of the material point of ``body`` now at world position ``p``.
+
+        The base coordinates translate it; a joint coordinate ``k`` turning body ``b`` (an ancestor of
+        ``body`` or itself) by ``s_b dq_k`` rotates it about the joint ``r_b``. With the clockwise angle
+        convention ``∂e/∂θ = (e_y, −e_x)``, so column ``k`` is ``s_b ⊥(p − r_b)`` with ``⊥(a, b) = (b, −a)``.
+        """
+        one, zero = jnp.ones_like(p[0]), jnp.zeros_like(p[0])
+        cols = [jnp.stack([one, zero]), jnp.stack([zero, one])] + [None] * (self.n - 2)
+        for b in self._ancestry(body):
+            k = self.coord[b]
+            if k >= 0:
+                d = p - origins[b]
+                col = self.sign[b] * jnp.stack([d[1], -d[0]])
+                cols[k] = col if cols[k] is None else cols[k] + col
+        return jnp.stack([jnp.zeros_like(p) if c is None else c for c in cols], axis=1)
+
+    def angle_jacobian(self) -> Float[Array, "nb n"]:
+        """``∂θ_i/∂q`` (constant: angles are affine in ``q``)."""
+        rows = []
+        for i in range(len(self.parent)):
+            row = [0.0] * self.n
+            for b in self._ancestry(i):
+                if self.coord[b] >= 0:
+                    row[self.coord[b]] += self.sign[b]
+            rows.append(row)
+        return jnp.asarray(rows, dtype=self.mass.dtype)
 
     # -- dynamics ---------------------------------------------------------------------------------
     def mass_matrix(self, q: Config) -> MassMatrix:
-        jc = jax.jacfwd(self.com_positions)(q)  # (nb, 2, n)
-        jt = jax.jacfwd(lambda qq: self.frames(qq)[1])(q)  # (nb, n)
+        """``M = Σ m_i J_iᵀ J_i + I_i J_θ,iᵀ J_θ,i`` with the closed-form Jacobians of :meth:`_jacobian`."""
+        origins, _ = self.frames(q)
+        coms = self.com_positions(q)
+        jc = jnp.stack([self._jacobian(origins, i, coms[i]) for i in range(len(self.parent))])  # (nb, 2, n)
+        jt = self.angle_jacobian()
         return jnp.einsum("b,bin,bim->nm", self.mass, jc, jc) + jnp.einsum(
             "b,bn,bm->nm", self.inertia, jt, jt
         )
