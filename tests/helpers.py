@@ -27,3 +27,19 @@ def central_difference(f, x, h=None):
         xm[idx] -= step
         out[(...,) + idx] = (np.asarray(f(jnp.asarray(xp))) - np.asarray(f(jnp.asarray(xm)))) / (2 * step)
     return out
+
+
+def reproduce_quick(out, *names) -> dict:
+    """Run ``difimpact reproduce NAMES --quick --json`` into folder ``out``; return ``{name: rows}`` from the
+    JSON lines printed on standard output."""
+    import contextlib
+    import io
+    import json
+
+    from difimpact._cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["reproduce", *names, "--quick", "--out", str(out), "--json", "--quiet"]) == 0
+    lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
+    return {d["experiment"]: d["rows"] for d in lines}

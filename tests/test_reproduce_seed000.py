@@ -2,27 +2,17 @@
 closed forms of seed 000 written out in NumPy (eq. 8 for μ_c; eq. 10 for a sticking end; eq. 22 for sliding
 throughout), independent of the library's frictional map."""
 
-import contextlib
-import io
-import json
 import math
 
 import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._cli import main
+
+from .helpers import reproduce_quick
 
 GRID_KEYS = {"method", "mu", "q3_deg", "q5dot", "Pn", "Pt", "Wn", "Wt", "vnP", "vtQ", "regime"}
 TABLE3_KEYS = {"kn_factor", "chi_factor", "Pn", "Pt", "Pn_paper", "Pt_paper", "peak_Fn", "duration"}
-
-
-def _reproduce(out, *names):
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        assert main(["reproduce", *names, "--quick", "--out", str(out), "--json", "--quiet"]) == 0
-    lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
-    return {d["experiment"]: d["rows"] for d in lines}
 
 
 def _delassus(q3_deg, q5dot):
@@ -43,7 +33,7 @@ def _files(out, name, figure, rows):
 
 
 def test_critical_friction_rows_match_eq8(tmp_path):
-    rows = _reproduce(tmp_path, "crutch-critical-friction")["crutch-critical-friction"]
+    rows = reproduce_quick(tmp_path, "crutch-critical-friction")["crutch-critical-friction"]
     _files(tmp_path, "crutch-critical-friction", "fig3_mu_c", rows)
     assert [r["q3_deg"] for r in rows] == list(range(3, 22, 3))
     for r in rows:
@@ -55,7 +45,7 @@ def test_critical_friction_rows_match_eq8(tmp_path):
 @pytest.mark.slow
 def test_grid_and_table3(tmp_path):
     """Both compliant experiments in one run (one compilation of the compliant solve)."""
-    rows = _reproduce(tmp_path, "crutch-grid", "crutch-table3")
+    rows = reproduce_quick(tmp_path, "crutch-grid", "crutch-table3")
     grid, table = rows["crutch-grid"], rows["crutch-table3"]
     _files(tmp_path, "crutch-grid", "fig8_impulses_mu0.75", grid)
     report = _files(tmp_path, "crutch-table3", "fig20_forces_kn", table)

@@ -1,16 +1,14 @@
 """`difimpact reproduce --quick` for seed 001's experiments: files, JSON rows, and the impulsive rows against
 seed 001's closed form (eq. 8, through M⁻¹ in NumPy, independent of the library's KKT solve)."""
 
-import contextlib
-import io
-import json
 import math
 
 import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._cli import main
+
+from .helpers import reproduce_quick
 
 NAMES = ("compass-foot-radius", "crutch-hip-angle")
 
@@ -18,11 +16,7 @@ NAMES = ("compass-foot-radius", "crutch-hip-angle")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        assert main(["reproduce", *NAMES, "--quick", "--out", str(out), "--json", "--quiet"]) == 0
-    lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
-    return out, {d["experiment"]: d["rows"] for d in lines}
+    return out, reproduce_quick(out, *NAMES)
 
 
 def _eq8(M, A, qdot):

@@ -1,16 +1,13 @@
 """`difimpact reproduce --quick` for seed 003: files, JSON rows and keys, and rows against seed 003's
 closed forms (Appendix A mass matrix and Jacobian, eqs. 9–23 through M⁻¹ in NumPy)."""
 
-import contextlib
-import io
-import json
 import math
 
 import numpy as np
 import pytest
 
-from difimpact._cli import main
 
+from .helpers import reproduce_quick
 from .test_models import appendix_a_mass_matrix
 
 NAMES = ("biped-step-length", "biped-torso")
@@ -20,11 +17,7 @@ KEYS = {"xi_I", "xi_L", "vSn", "Tc", "Ta"}
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        assert main(["reproduce", *NAMES, "--quick", "--out", str(out), "--json", "--quiet"]) == 0
-    lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
-    return out, {d["experiment"]: d["rows"] for d in lines}
+    return out, reproduce_quick(out, *NAMES)
 
 
 def test_files_and_keys(run):
