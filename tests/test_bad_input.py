@@ -255,7 +255,8 @@ def jitted():
 
 
 @pytest.mark.parametrize("name, good, bad, match", [
-    ("walker", jnp.array([22.54, 40.46, 3.92, 4.28]), jnp.array([22.54, -1.0, 3.92, 4.28]), "`masses` must be positive"),
+    ("walker", jnp.array([22.54, 40.46, 3.92, 4.28]), jnp.array([22.54, -1.0, 3.92, 4.28]),
+     "`masses` must be positive"),
     ("mass_matrix", Q, _nan_at(Q, 3), "`q` contains NaN"),
     ("hunt_crossley", jnp.asarray(1e6), jnp.asarray(-1e6), "`stiffness` must be positive"),
     ("coulomb", jnp.asarray(0.5), jnp.asarray(-0.5), "`mu` must be non-negative"),
