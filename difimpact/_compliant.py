@@ -137,23 +137,6 @@ def _split(y, n, k):
     return dq, qdot, P_n, P_t, W_n, W_t, z
 
 
-def _mass_and_bias(tree, q, qdot):
-    """``M(q)`` and ``c(q, q̇)`` of :meth:`PlanarTree.mass_matrix` / :meth:`PlanarTree.bias`, formed from
-    the centre-of-mass and angle Jacobians (d'Alembert: ``c = Σ m J_cᵀ J̇_c q̇ + I J_θᵀ J̇_θ q̇ + ∂V/∂q``)
-    with forward-mode derivatives only: the same numbers (tested) at a third of the compile cost, which
-    matters because the right-hand side is traced about twenty times per solve."""
-
-    def kin(qq):
-        return tree.com_positions(qq), tree.frames(qq)[1]
-
-    Jc, Jt = jax.jacfwd(kin)(q)
-    _, (ac, at) = jax.jvp(lambda qq: jax.jvp(kin, (qq,), (qdot,))[1], (q,), (qdot,))
-    M = jnp.einsum("b,bin,bim->nm", tree.mass, Jc, Jc) + jnp.einsum("b,bn,bm->nm", tree.inertia, Jt, Jt)
-    c = (jnp.einsum("b,bin,bi->n", tree.mass, Jc, ac) + jnp.einsum("b,bn,b->n", tree.inertia, Jt, at)
-         + tree.g * jnp.einsum("b,bn->n", tree.mass, Jc[:, 1]))
-    return M, c
-
-
 def _exact(contact):
     return contact.friction_law is not None and contact.friction_law.exact_stick
 
@@ -186,7 +169,7 @@ def _evaluate(model, contacts, q0, y, modes):
     stick = modes.stick & modes.active
     s = stick.astype(q.dtype)
     # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force.
-    M, bias = _mass_and_bias(tree, q, qdot)
+    M, bias = tree.mass_and_bias(q, qdot)
     top = jnp.concatenate([M, -A_t.T], axis=1)
     bottom = jnp.concatenate([s[:, None] * A_t, jnp.diag(1.0 - s)], axis=1)
     rhs = jnp.concatenate([
