@@ -2,7 +2,6 @@
 
 from typing import Union
 
-import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 Scalar = Float[Array, ""]
@@ -24,5 +23,4 @@ __all__ = [
     "Scalar",
     "ScalarLike",
     "Velocity",
-    "np",
 ]
