@@ -56,13 +56,45 @@ def test_nothing_blocked_about_two_percent(pushoff):
     assert pushoff["none"]["xi"].min() > 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Seed 002 §4.1 gives up to 20 / 30 / 35 % over the push-off range; ours, with the assumed posture and "
-    "ω0 ∈ [−1, 1] rad/s, reach about 15 / 23 / 29 % (see the heelstrike-pushoff report)."))
-@pytest.mark.parametrize("case, paper", [("ankle", 0.20), ("ankle+knee", 0.30), ("ankle+knee+hip", 0.35)])
-def test_blocked_bands(pushoff, case, paper):
-    # The paper's values are multiples of 5 %: ± 2.5 points.
-    assert abs(pushoff[case]["xi"].max() - paper) <= 0.025
+# Seed 002's numbers: the maxima over the push-off range (§4.1, multiples of 5 %: ± 2.5 points) and the
+# values at ω0 = −1 rad/s, the strongest push-off (§4.3 conclusions 1-3, to the percent: ± 0.5 point).
+PAPER_MAX = {"ankle": 0.20, "ankle+knee": 0.30, "ankle+knee+hip": 0.35}
+PAPER_AT_REF = {"ankle": 0.12, "ankle+knee": 0.17, "ankle+knee+hip": 0.19}
+
+
+_SHORT_AT_MAX = pytest.mark.xfail(strict=True, reason=(
+    "Seed 002 §4.1 gives up to 20 / 30 / 35 % over the push-off range; ours, with the sourced step length "
+    "(HeelStrikePosture) and ω0 ∈ [−1, 1] rad/s, reach 17.0 / 26.7 / 31.8 %: about 3 points short in every case "
+    "(see the heelstrike-pushoff report)."))
+_SHORT_AT_REF = pytest.mark.xfail(strict=True, reason=(
+    "Seed 002 §4.3 gives 12 / 17 / 19 % at ω0 = −1 rad/s; ours are 8.9 / 13.9 / 16.6 %: the same offset of "
+    "about 3 points as at the other end of the range, so the gap is in the reference state (posture, foot "
+    "geometry), not in the push-off range."))
+
+
+@pytest.mark.parametrize("case", BLOCKED)
+@pytest.mark.parametrize("where, paper, tol", [pytest.param("max", PAPER_MAX, 0.025, marks=_SHORT_AT_MAX),
+                                               pytest.param("at -1", PAPER_AT_REF, 0.005, marks=_SHORT_AT_REF)])
+def test_blocked_bands(pushoff, case, where, paper, tol):
+    xi = pushoff[case]["xi"]
+    assert abs((xi.max() if where == "max" else xi[0]) - paper[case]) <= tol
+
+
+def test_push_off_spread_matches_the_paper(pushoff):
+    # ξ(ω0 = 1) − ξ(ω0 = −1) against the paper's max − value at −1 rad/s (20 − 12, 30 − 17, 35 − 19 points,
+    # ± 3 from their rounding): corroborates the assumed range ω0 ∈ [−1, 1] rad/s, whose positive end the
+    # paper does not print.
+    for case in BLOCKED:
+        assert abs(np.ptp(pushoff[case]["xi"]) - (PAPER_MAX[case] - PAPER_AT_REF[case])) <= 0.03
+
+
+def test_blocking_increments_at_the_reference(pushoff):
+    # §4.3: blocking the knee adds 17 − 12 = 5 points at ω0 = −1 rad/s, the hip another 19 − 17 = 2 (± 1 from
+    # the rounding to the percent).
+    names = list(BLOCKED)
+    for a, b in zip(names, names[1:]):
+        ours = pushoff[b]["xi"][0] - pushoff[a]["xi"][0]
+        assert abs(ours - (PAPER_AT_REF[b] - PAPER_AT_REF[a])) <= 0.01
 
 
 def test_blocking_and_push_off_order(pushoff):

@@ -268,6 +268,28 @@ def test_torso_angle_moves_only_the_torso(model):
         np.testing.assert_allclose(np.asarray(d1), np.asarray(d0), atol=1e-14)
 
 
+def test_step_length_from_heel_prints(model):
+    # Standing: both feet flat side by side, step 0. With the trailing foot turned flat (absolute foot angle
+    # q2 + q6 + q7 + q8 = 0) its heel print is under CAL_L: the step is CAL_R − CAL_L read off the points.
+    assert abs(float(model.step_length(jnp.zeros(9)))) < 1e-15
+    q = model.heel_strike_posture()
+    q = q.at[8].set(-(q[2] + q[6] + q[7]))
+    heel_to_heel = _point(model, q, "CAL_R")[0] - _point(model, q, "CAL_L")[0]
+    assert float(model.step_length(q)) == pytest.approx(float(heel_to_heel), abs=1e-14)
+
+
+def test_default_posture_realises_the_sourced_step_and_ankle(model):
+    """HeelStrikePosture's thighs were solved so that the step is Murray et al.'s (1964) 0.79 m and the
+    trailing ankle 10° dorsiflexed: both read back from point positions (the ankle as 90° minus the angle
+    between the shin A→K and the foot CAL→MH, 90° at neutral, smaller as the toes come up)."""
+    q = model.heel_strike_posture()
+    assert float(model.step_length(q)) == pytest.approx(0.79, abs=1e-3)
+    pt = lambda name: np.asarray(_point(model, q, name))  # noqa: E731
+    shin, foot = pt("K_L") - pt("A_L"), pt("MH_L") - pt("CAL_L")
+    angle = math.degrees(math.acos(shin @ foot / np.linalg.norm(shin) / np.linalg.norm(foot)))
+    assert 90.0 - angle == pytest.approx(10.0, abs=0.05)
+    assert pt("CAL_L")[1] > 0.05  # heel off (terminal stance)
+
 def test_gradients_with_respect_to_body_mass_and_height(state_fn):
     q, qdot = state_fn(jnp.asarray(-1.0), jnp.asarray(0.0))
 

@@ -16,30 +16,49 @@ class HeelStrikePosture(NamedTuple):
     """Reference heel-strike posture of normal gait [rad] (seed 002, §2.2 and Fig. 1).
 
     Seed 002 bases its posture on Murray et al. (1964), Part II, Figs. 5-6 (angles defined as in the
-    paper), but prints no numbers and its Fig. 1 is lost. The defaults below are typical normal-gait values
-    at the instant of leading heel strike (0 % of the leading leg's cycle, about 50 % of the trailing
-    leg's), rounded to 5°; they were **not** read off Murray's figures. Unlike the model's coordinates, these
-    angles are **counter-clockwise** (seed 002's sense; :meth:`SevenLinkHuman.heel_strike_posture` negates
-    them into ``q``), thighs measured from the downward vertical:
+    paper), but prints no numbers and its Fig. 1 is lost; Murray's joint-angle curves were not available
+    either. The defaults are built from what could be sourced, at the instant of leading heel strike (0 % of
+    the leading leg's cycle, about 50 % of the trailing leg's):
+
+    - **sourced** step length ``0.79 m`` (heel print to heel print, :meth:`SevenLinkHuman.step_length`):
+      Murray, Drought & Kory (1964), men at free speed (step 79 cm, stride 158 cm, cadence 117 steps/min,
+      1.54 m/s), as tabulated by D. Thompson, "Stride analysis", Univ. of Oklahoma HSC
+      (moon.ouhsc.edu/dthompso/gait/knmatics/stride.htm); not rescaled to the model's 1.77 m (Murray's men
+      were 61-74 in tall).
+    - **sourced** (rounded, from secondary summaries of normal gait: podiapaedia.org "Angular kinematics of
+      gait"; the Rancho Los Amigos gait syllabus at aaushi.info/A2759; sparkmotion.com "Terminal stance"):
+      leading ankle neutral and leading knee nearly extended at initial contact; trailing ankle about 10°
+      dorsiflexed at the end of terminal stance (heel off).
+    - **assumed** knee flexions: leading 5°, trailing 10° (near its stance minimum, as seed 002 §2.2 notes);
+      torso upright.
+    - **derived**: the two thigh angles, solved (numerically, once; rounded to 0.1°) so that with the angles
+      above and both contacts on the ground the step is 0.79 m and the trailing ankle solves to 10° of
+      dorsiflexion: leading thigh 23.7° ahead of the vertical (within the 20-30° of hip flexion quoted at
+      initial contact), trailing thigh 23.5° behind it (beyond the 10-20° of hip extension quoted for
+      terminal stance). With the step fixed, ξ barely depends on the trailing knee (±5°: < 0.5 point); the
+      leading knee moves the ankle-only case (extended instead of 5° flexed: about +2.5 points at ω0 = −1).
+
+    Unlike the model's coordinates, these angles are **counter-clockwise** (seed 002's sense;
+    :meth:`SevenLinkHuman.heel_strike_posture` negates them into ``q``), thighs measured from the downward
+    vertical:
 
     - `torso`: the Torso-Pelvis angle θ_n, 0 (upright).
-    - `thigh_R`: leading thigh, +25° (hip flexed, thigh ahead of the vertical).
-    - `knee_R`: leading knee, −5° (5° of flexion: nearly extended at heel strike).
-    - `ankle_R`: leading ankle, 0° (neutral at heel strike).
-    - `thigh_L`: trailing thigh, −20° (near its peak extension behind the vertical).
-    - `knee_L`: trailing knee, −10° (10° of flexion, near its stance minimum, as seed 002 §2.2 notes).
+    - `thigh_R`: leading thigh, +23.7° (hip flexed, thigh ahead of the vertical).
+    - `knee_R`: leading knee, −5° (5° of flexion).
+    - `ankle_R`: leading ankle, 0° (neutral).
+    - `thigh_L`: trailing thigh, −23.5° (behind the vertical).
+    - `knee_L`: trailing knee, −10° (10° of flexion).
 
     The trailing ankle is not an input: :meth:`SevenLinkHuman.heel_strike_posture` solves it so that the
-    trailing MH touches the ground. With the defaults (75 kg, 1.77 m, Dumas 2007 male) it comes out at
-    about 19° of dorsiflexion with the trailing heel 4 cm off the ground, and the heel-to-heel step is
-    0.73 m.
+    trailing MH touches the ground. With the defaults (75 kg, 1.77 m, Dumas 2007 male) it comes out at 10.0°
+    of dorsiflexion with the trailing heel 8.9 cm off the ground, and the step is 0.790 m.
     """
 
     torso: float = 0.0
-    thigh_R: float = math.radians(25.0)
+    thigh_R: float = math.radians(23.7)
     knee_R: float = math.radians(-5.0)
     ankle_R: float = 0.0
-    thigh_L: float = math.radians(-20.0)
+    thigh_L: float = math.radians(-23.5)
     knee_L: float = math.radians(-10.0)
 
 
@@ -159,6 +178,16 @@ class SevenLinkHuman(AbstractPlanarModel):
                       "the trailing foot cannot reach the ground in this posture (ankle higher than |mh|).")
         beta = jnp.arcsin(ratio) - jnp.arctan2(self.mh[1], self.mh[0])
         return q.at[8].set(-beta - (q[2] + q[6] + q[7]))  # clockwise foot angle −β
+
+    def step_length(self, q: Config) -> Scalar:
+        """Step length as gait laboratories measure it (Murray et al. 1964): the distance from the trailing
+        foot's heel print to the leading heel ``CAL_R``. The trailing foot is taken to have rolled about its
+        MH without slipping, so its heel print lies ``|mh − heel|`` behind ``MH_L`` (the CAL-MH distance:
+        both on the ground when the foot was flat).
+        """
+        tree, q = self.tree(), self._q(q)
+        heel_print = tree.point_position(q, "MH_L")[0] - jnp.linalg.norm(self.mh - self.heel)
+        return tree.point_position(q, "CAL_R")[0] - heel_print
 
     def heel_strike_state(self, omega0: ScalarLike = -1.0, torso: ScalarLike | None = None, *,
                           v0: ScalarLike = 1.61,
