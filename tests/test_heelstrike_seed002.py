@@ -73,8 +73,10 @@ _SHORT_AT_REF = pytest.mark.xfail(strict=True, reason=(
 
 
 @pytest.mark.parametrize("case", BLOCKED)
-@pytest.mark.parametrize("where, paper, tol", [pytest.param("max", PAPER_MAX, 0.025, marks=_SHORT_AT_MAX),
-                                               pytest.param("at -1", PAPER_AT_REF, 0.005, marks=_SHORT_AT_REF)])
+@pytest.mark.parametrize("where, paper, tol", [
+    pytest.param("max", PAPER_MAX, 0.025, marks=_SHORT_AT_MAX, id="max"),
+    pytest.param("at -1", PAPER_AT_REF, 0.005, marks=_SHORT_AT_REF, id="at-1"),
+])
 def test_blocked_bands(pushoff, case, where, paper, tol):
     xi = pushoff[case]["xi"]
     assert abs((xi.max() if where == "max" else xi[0]) - paper[case]) <= tol
