@@ -7,7 +7,9 @@ brute-force grid over the same bounds.
 import math
 from collections.abc import Callable
 
+import diffrax
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import optax
 
@@ -147,6 +149,28 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
 
 
+def _forward_mode_gradient(fn: Callable[[Float[Array, " d"]], Scalar]) -> Callable[[Float[Array, " d"]], Scalar]:
+    """`fn` with a reverse-mode derivative computed in forward mode, ``∇fn = jax.jacfwd(fn)``: with a few
+    parameters and a diffrax solve inside, ``d`` tangents are cheaper than reverse mode through the solve
+    (crutch walker, ``d = 2``: 8.5 ms against 13 ms per gradient, 98 s against 164 s to compile). `fn` must
+    support forward mode (``diffrax.ForwardMode()``); the result supports ``jax.grad``, not ``jax.jacfwd``."""
+
+    def value_twice(x):
+        y = fn(x)
+        return y, y
+
+    @jax.custom_vjp
+    def wrapped(x):
+        return fn(x)
+
+    def forward(x):
+        jac, y = jax.jacfwd(value_twice, has_aux=True)(x)
+        return y, jac
+
+    wrapped.defvjp(forward, lambda jac, cotangent: (cotangent * jac,))
+    return wrapped
+
+
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
     r"""Crutch walker (seed 000): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
     the peak crutch-tip force of the compliant contact phase (seed 000, §4–5: Hunt–Crossley + Hertz tip,
@@ -164,13 +188,14 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
     def state(x):
         return model.pre_impact_state(x[0], -0.2, q4=x[1])
 
-    def objective(x):
-        return 1e-3 * peak_contact_force(model, *state(x), (contact,), rtol=rtol, atol=1e-2 * rtol)
+    def peak(x):
+        return 1e-3 * peak_contact_force(model, *state(x), (contact,), rtol=rtol, atol=1e-2 * rtol,
+                                         max_steps=256, adjoint=diffrax.ForwardMode())
 
     def constraints(x):
         return (1.0 - sliding_margin(model, *state(x), "Q", mu) / margin)[None]
 
     lower, upper = _bounds((math.radians(3.0), math.radians(21.0)), (0.0, math.radians(20.0)))
-    return Problem(objective, constraints, lower, upper, ("q3", "q4"))
+    return Problem(_forward_mode_gradient(peak), constraints, lower, upper, ("q3", "q4"))
 
 
