@@ -62,12 +62,11 @@ class Point(NamedTuple):
     radius: object = 0.0
 
 
-def _unit(theta):
-    return jnp.stack([jnp.sin(theta), jnp.cos(theta)])
-
-
-def _normal(theta):
-    return jnp.stack([jnp.cos(theta), -jnp.sin(theta)])
+def _rotate(trig, local):
+    """``a e + p n`` for body coordinates ``local = (a, p)``, with ``e = (sin θ, cos θ)``, ``n = (cos θ, −sin θ)``
+    and ``trig = (sin θ, cos θ)``."""
+    (s, c), (a, p) = trig, local
+    return jnp.stack([a * s + p * c, a * c - p * s])
 
 
 class PlanarTree(eqx.Module):
@@ -131,31 +130,33 @@ class PlanarTree(eqx.Module):
     # -- kinematics -------------------------------------------------------------------------------
     def frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"]]:
         """Joint positions (body origins) and absolute angles of every body."""
-        origins, angles = [], []
+        return self._frames(q)[:2]
+
+    def _frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"], Float[Array, "nb 2"]]:
+        """Origins, angles and ``(sin θ, cos θ)`` of every body. The sines and cosines are taken once, on the
+        stacked angles: written per body inside the later stacks, XLA recomputes them in every fused consumer
+        under ``vmap`` (several times the cost of the rest of the mass matrix)."""
+        angles = []
         for i, par in enumerate(self.parent):
             theta = self.offset[i] + (0.0 if par < 0 else angles[par])
             if self.coord[i] >= 0:
                 theta = theta + self.sign[i] * q[self.coord[i]]
-            if par < 0:
-                r = q[:2]
-            else:
-                a, p = self.attach[i]
-                r = origins[par] + a * _unit(angles[par]) + p * _normal(angles[par])
-            origins.append(r)
             angles.append(jnp.asarray(theta, dtype=q.dtype))
-        return jnp.stack(origins), jnp.stack(angles)
+        angles = jnp.stack(angles)
+        trig = jnp.stack([jnp.sin(angles), jnp.cos(angles)], axis=1)
+        origins = []
+        for i, par in enumerate(self.parent):
+            origins.append(q[:2] if par < 0 else origins[par] + _rotate(trig[par], self.attach[i]))
+        return jnp.stack(origins), angles, trig
 
     def body_point(self, q: Config, body: int, local: Float[Array, " 2"]) -> Float[Array, " 2"]:
         """World position of the point at body coordinates ``local`` of body ``body``."""
-        origins, angles = self.frames(q)
-        th = angles[body]
-        return origins[body] + local[0] * _unit(th) + local[1] * _normal(th)
+        origins, _, trig = self._frames(q)
+        return origins[body] + _rotate(trig[body], local)
 
     def com_positions(self, q: Config) -> Float[Array, "nb 2"]:
-        origins, angles = self.frames(q)
-        return origins + self.com[:, :1] * jax.vmap(_unit)(angles) + self.com[:, 1:] * jax.vmap(_normal)(
-            angles
-        )
+        origins, _, trig = self._frames(q)
+        return origins + jax.vmap(_rotate)(trig, self.com)
 
     def point_index(self, name: str) -> int:
         try:
@@ -176,7 +177,7 @@ class PlanarTree(eqx.Module):
         the arc centre plus ``ω × (0, -R)``: zero when the foot rolls without slipping.
         """
         k = self.point_index(name)
-        origins, angles = self.frames(q)
+        origins, _ = self.frames(q)
         return self._jacobian(origins, self.point_body[k], self.point_position(q, name))
 
     def _ancestry(self, body: int) -> list[int]:
@@ -186,24 +187,30 @@ class PlanarTree(eqx.Module):
         return chain
 
     def _jacobian(self, origins: Float[Array, "nb 2"], body: int, p: Float[Array, " 2"]) -> Jacobian:
-        """Closed-form Jacobian of the material point of ``body`` now at world position ``p``.
-
-        The base coordinates translate it; a joint coordinate ``k`` turning body ``b`` (an ancestor of
-        ``body`` or itself) by ``s_b dq_k`` rotates it about the joint ``r_b``. With the clockwise angle
-        convention ``∂e/∂θ = (e_y, −e_x)``, so column ``k`` is ``s_b ⊥(p − r_b)`` with ``⊥(a, b) = (b, −a)``.
-        """
+        """Closed-form Jacobian of the material point of ``body`` now at world position ``p``: the base
+        coordinates translate it, the joint columns are :meth:`_joint_columns`."""
         one, zero = jnp.ones_like(p[0]), jnp.zeros_like(p[0])
-        cols = [jnp.stack([one, zero]), jnp.stack([zero, one])] + [None] * (self.n - 2)
+        cols = self._joint_columns(origins, body, p)
+        base = [jnp.stack([one, zero]), jnp.stack([zero, one])]
+        return jnp.stack(base + [cols.get(k, jnp.zeros_like(p)) for k in range(2, self.n)], axis=1)
+
+    def _joint_columns(self, origins: Float[Array, "nb 2"], body: int, p: Float[Array, " 2"]) -> dict:
+        """The nonzero joint columns ``{k: ∂p/∂q_k}`` of the Jacobian of the material point of ``body`` at ``p``.
+
+        A joint coordinate ``k`` turning body ``b`` (an ancestor of ``body`` or itself) by ``s_b dq_k`` rotates
+        the point about the joint ``r_b``. With the clockwise angle convention ``∂e/∂θ = (e_y, −e_x)``, so
+        column ``k`` is ``s_b ⊥(p − r_b)`` with ``⊥(a, b) = (b, −a)``.
+        """
+        cols = {}
         for b in self._ancestry(body):
             k = self.coord[b]
             if k >= 0:
                 d = p - origins[b]
                 col = self.sign[b] * jnp.stack([d[1], -d[0]])
-                cols[k] = col if cols[k] is None else cols[k] + col
-        return jnp.stack([jnp.zeros_like(p) if c is None else c for c in cols], axis=1)
+                cols[k] = cols[k] + col if k in cols else col
+        return cols
 
-    def angle_jacobian(self) -> Float[Array, "nb n"]:
-        """``∂θ_i/∂q`` (constant: angles are affine in ``q``)."""
+    def _angle_rows(self) -> list[list[float]]:
         rows = []
         for i in range(len(self.parent)):
             row = [0.0] * self.n
@@ -211,7 +218,11 @@ class PlanarTree(eqx.Module):
                 if self.coord[b] >= 0:
                     row[self.coord[b]] += self.sign[b]
             rows.append(row)
-        return jnp.asarray(rows, dtype=self.mass.dtype)
+        return rows
+
+    def angle_jacobian(self) -> Float[Array, "nb n"]:
+        """``∂θ_i/∂q`` (constant: angles are affine in ``q``)."""
+        return jnp.asarray(self._angle_rows(), dtype=self.mass.dtype)
 
     # -- dynamics ---------------------------------------------------------------------------------
     def com_jacobians(self, q: Config) -> tuple[Float[Array, "nb 2 n"], Float[Array, "nb n"]]:
@@ -222,11 +233,33 @@ class PlanarTree(eqx.Module):
         return jc, self.angle_jacobian()
 
     def mass_matrix(self, q: Config) -> MassMatrix:
-        """``M = Σ m_i J_iᵀ J_i + I_i J_θ,iᵀ J_θ,i`` with the closed-form Jacobians of :meth:`_jacobian`."""
-        jc, jt = self.com_jacobians(q)
-        return jnp.einsum("b,bin,bim->nm", self.mass, jc, jc) + jnp.einsum(
-            "b,bn,bm->nm", self.inertia, jt, jt
-        )
+        """``M = Σ m_i J_iᵀ J_i + I_i J_θ,iᵀ J_θ,i`` (module docstring), entry by entry from the nonzero
+        columns of the closed-form centre-of-mass Jacobians (:meth:`_joint_columns`; the base columns are the
+        identity) and the constant angle Jacobian. Under ``vmap`` each entry is then elementwise arithmetic on
+        batch vectors; an ``einsum`` over stacked ``(nb, 2, n)`` Jacobians is a batch of tiny products, which XLA
+        runs slowly on CPU (issue 7)."""
+        origins, _, _ = self._frames(q)
+        coms = self.com_positions(q)
+        rows = self._angle_rows()
+        upper = {}  # (k, l) with k <= l
+
+        def add(k, l, value):
+            upper[k, l] = upper[k, l] + value if (k, l) in upper else value
+
+        for b in range(len(self.parent)):
+            m, inertia = self.mass[b], self.inertia[b]
+            cols = self._joint_columns(origins, b, coms[b])
+            add(0, 0, m)
+            add(1, 1, m)
+            for k, ck in cols.items():
+                add(0, k, m * ck[0])
+                add(1, k, m * ck[1])
+                for l, cl in cols.items():
+                    if k <= l:
+                        add(k, l, m * (ck[0] * cl[0] + ck[1] * cl[1]) + inertia * (rows[b][k] * rows[b][l]))
+        zero = jnp.zeros_like(self.mass[0])
+        return jnp.stack([jnp.stack([upper.get((min(k, l), max(k, l)), zero) for l in range(self.n)])
+                          for k in range(self.n)])
 
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
         return 0.5 * qdot @ self.mass_matrix(q) @ qdot

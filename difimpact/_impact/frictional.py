@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
+from .._linalg import solve_spd
 from .._models.base import AbstractPlanarModel
 from .._validation import as_float, check
 
@@ -160,7 +161,7 @@ def frictional_impact_map(
     mu = as_float("mu", mu, shape=())
     mu = check(mu, mu < 0, "`mu` must be non-negative.")
     A = jnp.stack([a_n, a_t])
-    X = jnp.linalg.solve(M, A.T)  # M⁻¹ Aᵀ, (n, 2)
+    X = solve_spd(M, A.T, "mass_matrix")  # M⁻¹ Aᵀ, (n, 2)
     w = A @ X
     w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
     w_tt = check(w_tt, ~(w_tt > 0), "`a_t` gives A_t M⁻¹ A_tᵀ <= 0: the tangential row must be nonzero and "

@@ -1,0 +1,62 @@
+"""Linear algebra for the fixed small matrices of a planar model, unrolled at trace time.
+
+Under ``vmap`` a call to ``jnp.linalg.solve`` on an ``(n, n)`` matrix becomes a batched LAPACK call on
+tiny matrices, which XLA on CPU executes slowly (issue 7). The factorisation below is written with Python
+loops over scalar entries instead: the size is static, so tracing emits ``O(n³)`` scalar operations, and under
+``vmap`` each of them is one elementwise operation on a vector of the batch, which XLA fuses into a few loops.
+"""
+
+import jax.numpy as jnp
+
+from ._custom_types import Array, Float
+from ._validation import check
+
+
+def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n *k"], name: str = "a") -> Float[Array, "n *k"]:
+    r"""Solve ``a x = b`` for a symmetric positive definite ``a`` of static small size by an unrolled ``LDLᵀ``
+    factorisation (Golub & Van Loan, *Matrix Computations*, 4th ed., §4.1.2):
+
+    .. math:: d_j = a_{jj} - \sum_{k<j} l_{jk}^2 d_k,\qquad
+              l_{ij} = \Big(a_{ij} - \sum_{k<j} l_{ik} l_{jk} d_k\Big) / d_j \quad (i > j),
+
+    then ``L y = b`` and ``Lᵀ x = D⁻¹ y``. Only the lower triangle of ``a`` is read. For a positive definite
+    ``a`` every pivot is ``d_j ≥ λ_min(a) > 0``, so no pivoting is needed (a symmetric indefinite ``a`` whose
+    leading minors are nonzero is solved exactly too). A pivot with ``|d_j| ≤ n ε max_i |a_ii|`` (``a``
+    singular to working precision, e.g. a massless segment; or a zero leading minor) raises ``ValueError``
+    naming `name` (``equinox.error_if`` under ``jit``/``vmap``) instead of returning infinities.
+
+    **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``; `name` the argument named in the error.
+
+    **Returns:** `x`, shaped like `b`. Differentiable in `a` (its lower triangle) and `b`.
+    """
+    n = a.shape[0]
+    if a.ndim != 2 or a.shape[1] != n or b.shape[:1] != (n,):
+        raise ValueError(f"`{name}` must be square (n, n) and `b` (n, ...), got shapes {a.shape} and {b.shape}.")
+    l, d, inv_d = [[None] * n for _ in range(n)], [], []
+    for j in range(n):
+        ld = [l[j][k] * d[k] for k in range(j)]  # l_jk d_k, shared by the whole column j
+        for i in range(j, n):
+            s = a[i, j]
+            for k in range(j):
+                s = s - l[i][k] * ld[k]
+            if i == j:
+                d.append(s)
+                inv_d.append(1.0 / s)
+            else:
+                l[i][j] = s * inv_d[j]
+    y = []
+    for i in range(n):
+        s = b[i]
+        for k in range(i):
+            s = s - l[i][k] * y[k]
+        y.append(s)
+    x = [None] * n
+    for i in reversed(range(n)):
+        s = y[i] * inv_d[i]
+        for k in range(i + 1, n):
+            s = s - l[k][i] * x[k]
+        x[i] = s
+    pivots, diagonal = jnp.stack(d), jnp.stack([a[i, i] for i in range(n)])
+    singular = ~(jnp.min(jnp.abs(pivots)) > n * jnp.finfo(a.dtype).eps * jnp.max(jnp.abs(diagonal)))
+    return check(jnp.stack(x), singular, f"`{name}` has a zero LDLᵀ pivot to working precision: it is singular "
+                 "or not positive definite (a massless coordinate?).")
