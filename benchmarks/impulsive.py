@@ -10,6 +10,7 @@ import numpy as np
 import pinocchio as pin
 
 import difimpact as di
+from difimpact._linalg import solve_spd
 from _common import (NumpyCrutchWalker, compile_time, crutch_urdf, loop_time, machine, median_time, memory_bandwidth,
                      numpy_frictional_map, parse_args, seed000_states, write)
 
@@ -150,11 +151,14 @@ def main():
         "full map (M, Jacobian, checks, solve, closed form)": (impacts, walker, q, qdot, mu),
         "full map with throw=False (without the approach_not_stopped check only)": (
             lambda w, q, qd, m: impacts(w, q, qd, m, throw=False), walker, q, qdot, mu),
-        "M(q) alone (PlanarTree.mass_matrix, jacfwd)": (lambda w, q: jax.vmap(w.mass_matrix)(q), walker, q),
-        "contact Jacobian alone (jacfwd)": (lambda w, q: jax.vmap(lambda x: w.contact_jacobian(x, "Q"))(q),
-                                             walker, q),
+        "M(q) alone (PlanarTree.mass_matrix, entry by entry from the closed-form Jacobian columns)": (
+            lambda w, q: jax.vmap(w.mass_matrix)(q), walker, q),
+        "contact Jacobian alone (closed form)": (lambda w, q: jax.vmap(lambda x: w.contact_jacobian(x, "Q"))(q),
+                                                  walker, q),
         "point height alone (ground check)": (lambda w, q: jax.vmap(lambda x: w.point(x, "Q"))(q), walker, q),
-        "batched jnp.linalg.solve(M, Aᵀ), 6×6 with 2 right-hand sides": (
+        "unrolled LDLᵀ solve of M X = Aᵀ, 2 right-hand sides (_linalg.solve_spd, as in the map)": (
+            lambda M, A: jax.vmap(lambda m, a: solve_spd(m, a.T, "mass_matrix"))(M, A), M, A),
+        "batched jnp.linalg.solve(M, Aᵀ) of the same (LAPACK LU, what the map used before)": (
             lambda M, A: jnp.linalg.solve(M, jnp.swapaxes(A, -1, -2)), M, A),
         "batched Cholesky solve of the same (jax.scipy.linalg.cho_solve)": (
             lambda M, A: jax.vmap(lambda m, a: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(m), a.T))(M, A),

@@ -1,9 +1,12 @@
 """Run every benchmark, each in its own process (x64 is a global JAX flag), and rewrite ``RESULTS.md``.
 
     python benchmarks/run.py [--quick] [--only impulsive compliant gradient] [--results PATH] [--timeout S]
+
+With ``--only`` the other benchmarks' rows are kept from the stored ``results.json`` (a note says from which run).
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -19,6 +22,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "compliant": [[]],
     "gradient": [["--part", "impulsive"], ["--part", "compliant"]],
 }
+KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
     "impulsive": "1. Impulsive throughput — crutch walker frictional map, jit + vmap",
     "compliant": "2. Compliant throughput — Hunt–Crossley + exact Coulomb, end of compression",
@@ -80,24 +84,27 @@ def analysis(by_table):
                 f"- Impulsive throughput by batch ({dtype}, CPU time): "
                 + ", ".join(f"{r['item'].split('batch ')[1].split(' ')[0]}: {r['cpu_value']:.3g}/s" for r in runs)
                 + f". The largest batch runs at {last['cpu_value'] / best['cpu_value']:.0%} of the best: every "
-                "unfused intermediate (the batched Jacobians, M, the LU factors) is a whole-batch array that no "
+                "unfused intermediate (M, the Jacobian, the factor entries) is a whole-batch array that no "
                 "longer fits in cache, so big batches should be fed in chunks of the best size "
                 "(`difimpact.sweep(..., chunk_size=...)`).")
     full = find(imp, "profile: full map (M")
     if full:
-        share = {k: find(imp, f"profile: {k}") for k in ("full map with throw", "M(q) alone", "contact Jacobian",
+        share = {k: find(imp, f"profile: {k}") for k in ("M(q) alone", "contact Jacobian", "unrolled LDLᵀ",
                                                           "batched jnp.linalg.solve", "batched Cholesky",
                                                           "frictional_impact_map given")}
-        pct = {k: v["cpu_value"] / full["cpu_value"] for k, v in share.items() if v}
+        pct = {k: f"{v['cpu_value'] / full['cpu_value']:.0%}" for k, v in share.items() if v}
+        pct = collections.defaultdict(lambda: "(not measured)", pct)
+        throw = find(imp, "profile: full map with throw")
         out.append(
             f"- Impulsive profile (float64, CPU time, {full['cpu_value']:.0f} ns per impact for the full map): "
-            "building M(q) by "
-            f"forward-mode autodiff of the tree costs {pct['M(q) alone']:.0%} of it, the contact Jacobian "
-            f"{pct['contact Jacobian']:.0%}, the batched 6×6 LU solve alone {pct['batched jnp.linalg.solve']:.0%} "
-            f"(a batched Cholesky solve of the same system {pct['batched Cholesky']:.0%}), the closed form given M and "
-            f"A {pct['frictional_impact_map given']:.0%}; dropping the approach_not_stopped check (throw=False) "
-            f"changes the cost by {pct['full map with throw'] - 1:+.0%}. The pieces are timed separately, so "
-            "they overlap and need not add up; XLA fuses them differently inside the full map.")
+            f"building M(q) entry by entry from the closed-form Jacobian columns costs {pct['M(q) alone']} of "
+            f"it, the contact Jacobian {pct['contact Jacobian']}, the unrolled LDLᵀ solve of M X = Aᵀ that the "
+            f"map uses {pct['unrolled LDLᵀ']} (LAPACK's batched LU solve of the same system "
+            f"{pct['batched jnp.linalg.solve']}, a batched Cholesky solve {pct['batched Cholesky']}), the "
+            f"closed form given M and A {pct['frictional_impact_map given']}; dropping the approach_not_stopped "
+            f"check (throw=False) changes the cost by "
+            f"{(throw['cpu_value'] / full['cpu_value'] - 1 if throw else float('nan')):+.0%}. The pieces are timed "
+            "separately, so they overlap and need not add up; XLA fuses them differently inside the full map.")
     comp = by_table.get("compliant", [])
     rhs = find(comp, "profile: one right-hand side")
     runs = [r for r in comp if "batch" in r]
@@ -175,17 +182,39 @@ def main():
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     run = dict(rows=rows, machine=machine, total=total, now=now, load_before=load_before,
                load_after=os.getloadavg())
-    with open(os.path.join(os.path.dirname(args.results), "results.json"), "w") as f:
+    stored = os.path.join(os.path.dirname(args.results), "results.json")
+    if set(args.only) != set(SCRIPTS) and os.path.exists(stored):
+        run = merge(stored, run, args.only)
+    with open(stored, "w") as f:
         json.dump(run, f, indent=1)
     render(args, **run)
 
 
+def merge(stored, run, only):
+    """With ``--only``: keep the other benchmarks' rows of the stored run, each marked with the run it comes
+    from, and say so in the notes."""
+    with open(stored) as f:
+        old = json.load(f)
+    kept = [dict(r, run=r.get("run", old["now"])) for r in old["rows"] if r["table"] not in only]
+    notes = [n for n in old.get("notes", [])
+             if not n.startswith(tuple(f"The {t} rows" for t in only)) and KEPT not in n]
+    by_run = {}
+    for r in kept:
+        by_run.setdefault(r["run"], set()).add(r["table"])
+    for when, tables in by_run.items():
+        notes.append(f"The {', '.join(sorted(tables, key=list(SCRIPTS).index))} rows {KEPT} {when} (this run, "
+                     f"`--only {' '.join(only)}`, replaced the others).")
+    return dict(run, rows=kept + run["rows"], notes=notes)
+
+
 def render(args, rows, machine, total, now, load_before, load_after, notes=()):
-    by_table = {name: [judge(r) for r in rows if r["table"] == name] for name in args.only}
+    by_table = {name: [judge(r) for r in rows if r["table"] == name] for name in SCRIPTS
+                if any(r["table"] == name for r in rows)}
     text = [
         "# Benchmark results",
         "",
-        f"Written by `python benchmarks/run.py{' --quick' if args.quick else ''}` on {now}; the whole run took "
+        f"Written by `python benchmarks/run.py{' --quick' if args.quick else ''}"
+        f"{' --only ' + ' '.join(args.only) if set(args.only) != set(SCRIPTS) else ''}` on {now}; the whole run took "
         f"{total / 60:.1f} min. Do not edit by hand: rerun the command.",
         "",
         f"- Machine: {machine['cpu']}, {machine['cores']} cores, devices {', '.join(machine['devices'])}.",

@@ -246,13 +246,16 @@ def frictional_impact(
     """
     q = model._q(q)
     qdot_minus = model._q(qdot_minus, "qdot_minus")
-    height = model.point(q, point)[1]
+    # The tree's methods on the validated q: the model's wrappers would validate q again, and each error_if
+    # gives XLA a new q, so the sines and cosines of the height, A and M were computed three times (issue 7).
+    tree = model.tree()
+    height = tree.point_position(q, point)[1]
     if ground_tol is None:
         ground_tol = max(1e-8, 256 * float(jnp.finfo(q.dtype).eps))
-    q = check(q, jnp.abs(height) > ground_tol,
-              f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
-    A = model.contact_jacobian(q, point)
-    return frictional_impact_map(model.mass_matrix(q), A[0], A[1], qdot_minus, mu, rest_tol=rest_tol,
+    qdot_minus = check(qdot_minus, jnp.abs(height) > ground_tol,
+                       f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
+    A = tree.point_jacobian(q, point)[::-1]  # [A_n; A_t], as model.contact_jacobian
+    return frictional_impact_map(tree.mass_matrix(q), A[0], A[1], qdot_minus, mu, rest_tol=rest_tol,
                                  throw=throw)
 
 
