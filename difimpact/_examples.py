@@ -132,10 +132,10 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     Impact: the leading heel ``CAL_R`` sticks, the trailing ``MH_L`` is unilateral (seed 002, eqs. 6–9) and the
     post-impact ankle rate is prescribed, ``θ̇_A^R⁺ = (1 − β) r_free`` (rheonomic constraint, eq. 10), with
     ``r_free`` the rate the unblocked ankle takes (coordinate rates, clockwise: :class:`SevenLinkHuman`; the
-    constraint then carries no impulse: ``β = 0`` is the free ankle, ``β = 1`` full blocking). ``ξ`` is a parabola in the rate with its maximum at full blocking
-    (seed 002, eq. 24), so ``ξ(β)`` increases on ``[0, 1]`` and the root is unique when ``ξ(0) ≤ ξ* ≤ ξ(1)``.
-    ``x = [β]`` within ``[0, 1]``; do not start at ``β = 1`` exactly, where the gradient vanishes (the
-    parabola's vertex). Returns ``(problem, r_free)``.
+    constraint then carries no impulse: ``β = 0`` is the free ankle, ``β = 1`` full blocking). ``ξ`` is a
+    parabola in the rate with its maximum at full blocking (seed 002, eq. 24), so ``ξ(β)`` increases on
+    ``[0, 1]`` and the root is unique when ``ξ(0) ≤ ξ* ≤ ξ(1)``. ``x = [β]`` within ``[0, 1]``; do not start
+    at ``β = 1`` exactly, where the gradient vanishes (the parabola's vertex). Returns ``(problem, r_free)``.
     """
     model = SevenLinkHuman() if model is None else model
     q, qdot = model.heel_strike_state(omega0)
