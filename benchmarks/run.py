@@ -129,22 +129,22 @@ def main():
     parser.add_argument("--timeout", type=float, default=1200, help="seconds allowed to each script's process")
     parser.add_argument("--render", metavar="JSON", help="only rewrite RESULTS.md from a results.json of a run")
     parser.add_argument("--add", nargs="+", default=[], metavar="JSON",
-                        help="with --render: rows of a script's own --out file replace that table's rows (for a "
-                             "script rerun alone); results.json is updated and RESULTS.md says so")
+                        help="with --render: rows of a script's own --out file replace the stored rows of the same "
+                             "items (for a script or part rerun alone); results.json is updated and RESULTS.md says so")
     args = parser.parse_args()
     if args.render:
         with open(args.render) as f:
             run = json.load(f)
         for path in args.add:
             with open(path) as f:
-                added = json.load(f)[1:]
-            tables = {r["table"] for r in added}
-            run["rows"] = [r for r in run["rows"] if r["table"] not in tables] + added
+                rows = json.load(f)[1:]
+            added = {r["item"]: r for r in rows}  # rows of the same item are replaced in place, new ones appended
+            run["rows"] = [added.pop(r["item"], r) for r in run["rows"]] + list(added.values())
+            items = [r["item"] for r in rows]
             stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
             run.setdefault("notes", []).append(
-                f"The {', '.join(sorted(tables))} rows come from a separate run of that script alone, finished "
-                f"{stamp:%Y-%m-%d %H:%M} UTC on the same machine (its process in the run.py run was stopped by "
-                "--timeout).")
+                f"The rows {'; '.join(items)} come from a separate run of that script alone, finished "
+                f"{stamp:%Y-%m-%d %H:%M} UTC on the same machine.")
         if args.add:
             with open(args.render, "w") as f:
                 json.dump(run, f, indent=1)
