@@ -32,8 +32,9 @@ uses an optimistix bisection root finder, robust on the kinks of the minimum whe
 to converge (measured on the compass walker), told that the function decreases through the root (each phase
 starts with every component positive, see below: no sign detection, which fails under ``vmap`` for members
 without an event); its gradient is the implicit-function formula at the root either way (without a root
-finder the event time is not differentiated). Its tolerance (10⁻¹³ ms) is below the solver's error: a looser
-root (10⁻¹⁰ ms) moved the impulses by ~10⁻⁹ N s, enough to spoil finite differences of the gradients. A component that
+finder the event time is not differentiated). Its tolerance (512 ε: 10⁻¹³ ms in float64, 6·10⁻⁵ ms in
+float32) is below the solver's error: a looser root (10⁻¹⁰ ms in float64) moved the impulses by ~10⁻⁹ N s,
+enough to spoil finite differences of the gradients. A component that
 starts a phase at or below zero — a contact placed on the ground to within its tolerance (``δ = −10⁻¹⁶``),
 the separation component right after an onset event, an unloaded foot at rest — would hide every other
 event (the minimum never changes sign), so each phase shifts its components to start at ``+10⁻⁹`` or
@@ -341,7 +342,8 @@ def compliant_impact(
         model_, contacts_, q0_, modes, shift = args
         return jnp.min(_components(model_, contacts_, q0_, y, modes, end) + shift)
 
-    event = diffrax.Event(cond_fn, optx.Bisection(rtol=1e-14, atol=1e-13, flip=True), direction=False)
+    eps = float(jnp.finfo(q0.dtype).eps)
+    event = diffrax.Event(cond_fn, optx.Bisection(rtol=64 * eps, atol=512 * eps, flip=True), direction=False)
     t_end = positive("t_max", t_max) / _MS
     mu_all = jnp.stack([c.friction_law.mu if _exact(c) else jnp.zeros(()) for c in contacts])
     eye = jnp.eye(k, dtype=bool)

@@ -7,9 +7,10 @@ same code (``tests/_float32_cases.py``). Measured relative differences (float32 
 - seed 003, q4 = 30°, left foot sticking: ``ξ_I`` 4.5e-7.
 
 The tolerance below, 2e-5 (about 170 ε of float32), leaves an order of magnitude for other machines.
-The stiff compliant Table-3 case does **not** work in float32: the solve stops at the slide → stick switch
-(t ≈ 1.85 ms, ``P_n`` 2.72 instead of 14.41 N s) and reports ``CompliantResults.no_end``; the slow test below
-checks that float32 is never silently wrong there (it either matches float64 or reports a failure).
+The stiff compliant Table-3 case (k_n ≈ 1.7e7 N/m^1.5, slide then stick) runs in float32 at rtol 1e-5 and
+1e-6: ``P_n`` 14.40832 against 14.40844 N s (8e-6), ``P_t`` −9.89921 against −9.89929 (8e-6). It used to stop at
+the slide → stick switch (t ≈ 1.85 ms): the event root find's tolerance (1e-12 ms) was out of float32's reach;
+it is now 512 ε of the dtype.
 """
 
 import json
@@ -25,7 +26,7 @@ from ._float32_cases import cases
 
 SCRIPT = pathlib.Path(__file__).with_name("_float32_cases.py")
 RTOL_FLOAT32 = 2e-5
-RTOL_COMPLIANT = 1e-3  # what "matches" would have to mean for the compliant case in float32
+RTOL_COMPLIANT = 1e-4  # float32 compliant solve at rtol 1e-5 (measured 8e-6)
 
 
 def _float32(*args: str) -> dict:
@@ -45,8 +46,9 @@ def test_float32_paper_cases_match_float64():
 
 
 @pytest.mark.slow
-def test_float32_compliant_never_silently_wrong():
+def test_float32_compliant_table3_matches_float64():
     single, double = _float32("compliant", "1e-5"), cases(compliant=True, rtol=1e-8)
     assert double["compliant_ok"] and double["compliant_P_n"] == pytest.approx(14.409, abs=1e-3)
-    matches = all(single[k] == pytest.approx(double[k], rel=RTOL_COMPLIANT) for k in ("compliant_P_n", "compliant_P_t"))
-    assert matches or not single["compliant_ok"]
+    assert single["compliant_ok"], single
+    for key in ("compliant_P_n", "compliant_P_t"):
+        assert single[key] == pytest.approx(double[key], rel=RTOL_COMPLIANT), key
