@@ -196,8 +196,10 @@ def merge(stored, run, only):
     with open(stored) as f:
         old = json.load(f)
     kept = [dict(r, run=r.get("run", old["now"])) for r in old["rows"] if r["table"] not in only]
+    # Drop the notes about rows this run replaced (a whole table, or rows named one by one by --add).
     notes = [n for n in old.get("notes", [])
-             if not n.startswith(tuple(f"The {t} rows" for t in only)) and KEPT not in n]
+             if not n.startswith(tuple(f"The {t} rows" for t in only)) and KEPT not in n
+             and not any(r["item"] in n for r in old["rows"] if r["table"] in only)]
     by_run = {}
     for r in kept:
         by_run.setdefault(r["run"], set()).add(r["table"])
