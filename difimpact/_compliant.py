@@ -74,6 +74,7 @@ import optimistix as optx
 from ._contact import AbstractFrictionLaw, AbstractNormalLaw, Coulomb, HuntCrossley, hertz_stiffness
 from ._contact.base import DELTA_REF
 from ._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
+from ._linalg import solve_spd
 from ._models import AbstractPlanarModel
 from ._validation import as_float, check, positive
 
@@ -186,16 +187,18 @@ def _evaluate(model, contacts, q0, y, modes):
     A_n, A_t = jnp.stack(A_n), jnp.stack(A_t)
     stick = modes.stick & modes.active
     s = stick.astype(q.dtype)
-    # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force.
+    # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force. Solved by
+    # the Schur complement of M with the unrolled LDLᵀ (no LAPACK call under vmap, see _linalg):
+    # q̈ = M⁻¹(f + A_tᵀλ), and for sticking rows (A_t M⁻¹ A_tᵀ) λ = a_t − A_t M⁻¹ f.
     M, bias = tree.mass_and_bias(q, qdot)
-    top = jnp.concatenate([M, -A_t.T], axis=1)
-    bottom = jnp.concatenate([s[:, None] * A_t, jnp.diag(1.0 - s)], axis=1)
-    rhs = jnp.concatenate([
-        -bias + A_n.T @ F_n,
-        s * (-b_t - v_t / (_TAU_STICK * _MS)) + (1.0 - s) * F_free,
-    ])
-    sol = jnp.linalg.solve(jnp.concatenate([top, bottom], axis=0), rhs)
-    qddot, F_t = sol[:n], sol[n:]
+    target = s * (-b_t - v_t / (_TAU_STICK * _MS)) + (1.0 - s) * F_free
+    X = solve_spd(M, jnp.concatenate([(-bias + A_n.T @ F_n)[:, None], A_t.T], axis=1), "mass_matrix")
+    free_qddot, Z = X[:, 0], X[:, 1:]
+    W = A_t @ Z
+    fixed = (1.0 - s) * target
+    S = s[:, None] * W * s[None, :] + jnp.diag(1.0 - s)
+    F_t = solve_spd(S, s * (target - A_t @ free_qddot - W @ fixed) + fixed, "sticking contacts' A_t M⁻¹ A_tᵀ")
+    qddot = free_qddot + Z @ F_t
     zdot = jnp.stack([
         jnp.zeros_like(F_n[i]) if c.friction_law is None
         else c.friction_law.displacement_rate(F_n[i], v_t[i], z_mm[i] * _MM, delta[i])
