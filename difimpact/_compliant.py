@@ -13,7 +13,10 @@ sticking one the multiplier ``λ`` of the augmented system
           \begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
           \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
 
-(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``.
+(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``. A
+:class:`~difimpact.TangentialSpring` contact has the same two regimes (its ``hybrid`` flag), but its stick is
+elastic: ``F_t = −k_t √δ z`` with ``ż = v_t`` and no constraint row; it enters stick with ``z = 0`` at onset
+and with the ``z`` whose force equals the sliding force after a slide (seed 001, eqs. 17–19 and after eq. 19).
 
 **Phases and events.** The solve is a chain of at most ``max_phases`` ``diffeqsolve`` calls, a
 ``lax.scan`` over phases whose body is skipped (``lax.cond``) once the end is reached, so it works under
@@ -22,7 +25,8 @@ finished member meanwhile re-solves a tiny interval from its initial state and k
 from its end state gave NaN gradients through diffrax's event root find). Each
 phase ends at the first of: contact onset (``δ`` crosses 0 upward), separation (``δ`` or the normal law's
 margin crosses 0), slide → stick (``σ v_t`` reaches 0; the contact sticks if the stick multiplier is inside
-the friction cone, otherwise the sliding reverses), stick → slide (``μF_n − |λ|`` reaches 0), end of
+the friction cone, otherwise the sliding reverses; a spring contact always enters its elastic stick), stick →
+slide (``μF_n − |λ|`` reaches 0, ``|F_t|`` for a spring), end of
 compression (``v_n = 0`` at the first contact, seed 000's end) or separation of the first contact. All are
 scaled to O(1) (indentation in mm, velocities in m/s, forces in units of the law's force at ``δ = 1 mm``)
 and combined into one event function, their minimum: diffrax then root-finds the **earliest** crossing
@@ -49,10 +53,14 @@ tolerance act on the millimetre-scale indentation instead of on metre-scale coor
 exact Coulomb + Hunt–Crossley is not stiff: ``Tsit5`` takes 28 / 54 / 121 accepted steps at ``rtol`` 1e-6 /
 1e-8 / 1e-10 (about 10–30 ms per solve), ``Dopri8`` 24 / 33 / 52 steps but twice the time per solve, and all
 agree on ``P_n`` to 1e-9; ``Tsit5`` is the default. Smooth friction laws
-(:class:`~difimpact.RegularisedCoulomb`, :class:`~difimpact.TangentialSpring`) are stiff
+(:class:`~difimpact.RegularisedCoulomb`) are stiff
 (``∂F_t/∂v_t = μF_n/v_ε``) and default to ``Kvaerno5`` (the explicit solvers gave wrong gradients on a
 prototype, ``../shared/DIFFRAX_NOTES.md``): with ``RegularisedCoulomb(0.75, v_ε = 1e-3)`` the nominal case
-takes 298 steps (260 ms) and biases ``P_n, P_t`` by −0.08 %, −0.09 % against exact Coulomb. Step control is ``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer
+takes 298 steps (260 ms) and biases ``P_n, P_t`` by −0.08 %, −0.09 % against exact Coulomb. The hybrid
+:class:`~difimpact.TangentialSpring` is smooth within each phase and not stiff at seed 000's ``k_t`` (its
+tangential frequency ``√(k_t √δ / m)`` grows as ``k_t^{1/2}``): Tsit5 takes 78 / 92 / 162 steps at ``k_t``
+× 1 / 10 / 100 (rtol 1e-8; its switched-rate predecessor did not finish in 32 768 Kvaerno5 steps).
+Step control is ``PIDController(pcoeff=0.3, icoeff=0.4)`` (fewer
 rejected steps), the adjoint ``RecursiveCheckpointAdjoint`` (reverse mode through the scan, the
 ``lax.cond`` and the event root find; pass ``diffrax.ForwardMode()`` for ``jax.jacfwd``). Compiling one solve
 takes 25–75 s depending on the load, most of it tracing the right-hand side about twenty times (solver
@@ -160,6 +168,10 @@ def _exact(contact):
     return contact.friction_law is not None and contact.friction_law.exact_stick
 
 
+def _hybrid(contact):
+    return contact.friction_law is not None and contact.friction_law.hybrid
+
+
 def _evaluate(model, contacts, q0, y, modes):
     """Accelerations, contact forces and kinematics at state ``y`` with friction regimes ``modes``."""
     n, k = q0.shape[0], len(contacts)
@@ -175,8 +187,11 @@ def _evaluate(model, contacts, q0, y, modes):
         law = c.friction_law
         if law is None:
             ft = jnp.zeros_like(fn)
-        elif law.exact_stick:
+        elif law.hybrid:
+            # Sliding force; in stick an exact law's multiplier replaces it (below), a spring's force does here.
             ft = -law.mu * modes.sigma[i] * fn
+            if not law.exact_stick:
+                ft = jnp.where(modes.stick[i], law.force(fn, vel[0], z_mm[i] * _MM, dn), ft)
         else:
             ft = law.force(fn, vel[0], z_mm[i] * _MM, dn)
         # Ȧ_t q̇: the tangential acceleration of the contact point at q̈ = 0.
@@ -185,7 +200,7 @@ def _evaluate(model, contacts, q0, y, modes):
         b_t.append(bt); F_n.append(fn); F_free.append(ft)
     delta, v_n, v_t, b_t, F_n, F_free = map(jnp.stack, (delta, v_n, v_t, b_t, F_n, F_free))
     A_n, A_t = jnp.stack(A_n), jnp.stack(A_t)
-    stick = modes.stick & modes.active
+    stick = modes.stick & modes.active & jnp.array([_exact(c) for c in contacts])
     s = stick.astype(q.dtype)
     # Rows of sticking contacts impose a_t = −v_t/τ; the others fix λ to the given friction force. Solved by
     # the Schur complement of M with the unrolled LDLᵀ (no LAPACK call under vmap, see _linalg):
@@ -199,9 +214,11 @@ def _evaluate(model, contacts, q0, y, modes):
     S = s[:, None] * W * s[None, :] + jnp.diag(1.0 - s)
     F_t = solve_spd(S, s * (target - A_t @ free_qddot - W @ fixed) + fixed, "sticking contacts' A_t M⁻¹ A_tᵀ")
     qddot = free_qddot + Z @ F_t
+    # A hybrid law's displacement is frozen while sliding.
     zdot = jnp.stack([
         jnp.zeros_like(F_n[i]) if c.friction_law is None
-        else c.friction_law.displacement_rate(F_n[i], v_t[i], z_mm[i] * _MM, delta[i])
+        else jnp.where(modes.stick[i] | ~c.friction_law.hybrid,
+                       c.friction_law.displacement_rate(F_n[i], v_t[i], z_mm[i] * _MM, delta[i]), 0.0)
         for i, c in enumerate(contacts)
     ])
     return q, qdot, qddot, delta, v_n, v_t, F_n, F_t, zdot
@@ -219,11 +236,11 @@ def _components(model, contacts, q0, y, modes, end):
     _, _, _, delta, v_n, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y, modes)
     big = jnp.full_like(delta, _BIG)
     margin = jnp.stack([c.normal_law.margin(delta[i], -v_n[i]) for i, c in enumerate(contacts)])
-    exact = jnp.array([_exact(c) for c in contacts])
-    mu = jnp.stack([c.friction_law.mu if _exact(c) else jnp.zeros(()) for c in contacts])
+    hybrid = jnp.array([_hybrid(c) for c in contacts])
+    mu = jnp.stack([c.friction_law.mu if _hybrid(c) else jnp.zeros(()) for c in contacts])
     fref = jnp.stack([c.normal_law.reference_force() for c in contacts])
-    sliding = modes.active & exact & ~modes.stick
-    sticking = modes.active & exact & modes.stick
+    sliding = modes.active & hybrid & ~modes.stick
+    sticking = modes.active & hybrid & modes.stick
     onset = jnp.where(modes.active, big, -delta / DELTA_REF)
     separation = jnp.where(modes.active, jnp.minimum(delta / DELTA_REF, margin), big)
     to_stick = jnp.where(sliding, modes.sigma * v_t, big)
@@ -282,8 +299,8 @@ def compliant_impact(
       not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
     - `contacts`: tuple of :class:`Contact`.
     - `end`: ``"compression"`` or ``"separation"``.
-    - `solver`: a diffrax solver; default ``Tsit5`` with exact Coulomb or no friction, ``Kvaerno5`` with
-      smooth friction laws.
+    - `solver`: a diffrax solver; default ``Tsit5`` with hybrid friction laws (Coulomb, TangentialSpring)
+      or no friction, ``Kvaerno5`` with smooth ones.
     - `rtol`, `atol`: step-size control tolerances (state in mm, ms, m/s, N s, J). At the defaults the
       gradients with respect to stiffness, damping, masses and posture agree with finite differences to
       1e-4 relative (seed 000 nominal case); those with respect to ``μ`` are small differences of the
@@ -309,7 +326,7 @@ def compliant_impact(
     q0 = as_float("q0", q0, shape=(n,))
     qdot0 = as_float("qdot0", qdot0, shape=(n,))
     if solver is None:
-        smooth = any(c.friction_law is not None and not c.friction_law.exact_stick for c in contacts)
+        smooth = any(c.friction_law is not None and not c.friction_law.hybrid for c in contacts)
         solver = diffrax.Kvaerno5() if smooth else diffrax.Tsit5()
 
     y0 = jnp.concatenate([jnp.zeros(n), qdot0, jnp.zeros(5 * k)])
@@ -325,7 +342,9 @@ def compliant_impact(
     # and closes at its onset event (closed, its zero friction cone made the stick/slip events chatter).
     active0 = (delta0 > 1e-12).at[0].set(delta0[0] >= -1e-12)
     exact = jnp.array([_exact(c) for c in contacts])
-    modes0 = _Modes(active0, no, jnp.where(v_t0 >= 0, 1.0, -1.0))
+    # A spring friction law starts in (elastic) stick with zero displacement.
+    elastic = jnp.array([_hybrid(c) and not _exact(c) for c in contacts])
+    modes0 = _Modes(active0, active0 & elastic, jnp.where(v_t0 >= 0, 1.0, -1.0))
     # An exact-Coulomb contact that starts loaded and at rest sticks if its multiplier is in the cone.
     for i, c in enumerate(contacts):
         if _exact(c):
@@ -370,22 +389,28 @@ def compliant_impact(
         idx = jnp.argmin(comps)
         row, i = idx // k, idx % k
         hit = eye[i]
-        _, _, _, _, _, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y1, modes)
+        _, _, _, delta, _, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y1, modes)
         lam = jnp.stack([_stick_multiplier(model, contacts, q0, y1, modes, j) for j in range(k)])
         in_cone = jnp.abs(lam) <= mu_all * F_n
         new_sigma = jnp.select(
             [row == 0, row == 2, row == 3],
             [jnp.where(jnp.abs(v_t) <= _REST, -jnp.sign(lam), jnp.sign(v_t)), jnp.where(in_cone, modes.sigma, -jnp.sign(lam)),
              -jnp.sign(F_t)], modes.sigma)
-        becomes_stick = (row == 2) & in_cone
+        # A spring law always enters its elastic stick (its force starts on the cone and |F_t| then falls).
+        becomes_stick = (row == 2) & (in_cone | elastic)
         new_modes = _Modes(
             active=jnp.where(hit & (row == 0), True, jnp.where(hit & (row == 1), False, modes.active)),
-            stick=jnp.where(hit & ((row == 1) | (row == 3)), False,
-                            jnp.where(hit & becomes_stick, exact, modes.stick)),
+            stick=jnp.select([hit & ((row == 1) | (row == 3)), hit & (row == 0), hit & becomes_stick],
+                             [False, elastic, exact | elastic], modes.stick),
             sigma=jnp.where(hit, new_sigma, modes.sigma),
         )
-        # A spring friction law restarts from zero displacement at each contact onset.
-        y1 = y1.at[2 * n + 4 * k:].set(jnp.where(hit & (row == 0), 0.0, y1[2 * n + 4 * k:]))
+        # A spring law restarts from zero displacement at each contact onset and enters stick with the
+        # displacement whose force equals the sliding force (F_t continuous).
+        z_stick = jnp.stack([
+            c.friction_law.stick_displacement(F_t[j], delta[j]) / _MM if c.friction_law is not None
+            else jnp.zeros_like(F_t[j]) for j, c in enumerate(contacts)])
+        z = jnp.where(hit & becomes_stick, z_stick, y1[2 * n + 4 * k:])
+        y1 = y1.at[2 * n + 4 * k:].set(jnp.where(hit & (row == 0), 0.0, z))
         event_done = (row == 4) | ((end == "separation") & (row == 1) & (i == 0))
         phase_result = CompliantResults.where(
             sol.result == diffrax.RESULTS.event_occurred, CompliantResults.successful,

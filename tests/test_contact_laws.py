@@ -99,14 +99,19 @@ def test_friction_laws():
     reg = di.RegularisedCoulomb(0.5, 1e-3)
     assert np.isclose(reg.force(Fn, 1.0, 0.0, 1e-3), -50.0, rtol=1e-12)  # saturated far from v = 0
     assert np.isclose(reg.force(Fn, 1e-6, 0.0, 1e-3), -50 * np.tanh(1e-3), rtol=1e-12)
+    assert coulomb.hybrid and not reg.hybrid and not reg.exact_stick
     spring = di.TangentialSpring(4e7, 0.5)
-    d = 1e-3
-    small, big = 1e-6, 1e-3  # elastic / saturated displacements
-    assert np.isclose(spring.force(Fn, 0.0, small, d), -4e7 * np.sqrt(d) * small, rtol=1e-12)
-    assert float(spring.force(Fn, 0.0, big, d)) == -50.0  # capped by the cone
-    assert float(spring.displacement_rate(Fn, 0.2, big, d)) == 0.0  # saturated and loading: slides
-    assert float(spring.displacement_rate(Fn, -0.2, big, d)) == -0.2  # unloading
-    assert float(spring.displacement_rate(Fn, 0.2, small, d)) == 0.2  # elastic
+    assert spring.hybrid and not spring.exact_stick  # regimes as phases, elastic stick (no multiplier)
+    d, z = 1e-3, 1e-6
+    assert np.isclose(spring.force(Fn, 0.0, z, d), -4e7 * np.sqrt(d) * z, rtol=1e-12)  # seed 001, eq. 17
+    assert float(spring.displacement_rate(Fn, 0.2, z, d)) == 0.2  # ż = v_t in stick
+    # Entering stick from sliding: the displacement whose elastic force is the sliding force ±μF_n.
+    for friction in (-50.0, 50.0):
+        z_stick = spring.stick_displacement(friction, d)
+        assert np.isclose(spring.force(Fn, 0.0, z_stick, d), friction, rtol=1e-12)
+    assert float(coulomb.stick_displacement(50.0, d)) == 0.0  # no displacement state
+    # Out of contact the division by √δ is never taken, so gradients stay finite.
+    assert float(jax.grad(spring.stick_displacement, argnums=1)(50.0, 0.0)) == 0.0
 
 
 @pytest.mark.parametrize("make, name", [

@@ -47,12 +47,16 @@ class AbstractNormalLaw(eqx.Module):
 class AbstractFrictionLaw(eqx.Module):
     """A tangential force law at a point contact with friction coefficient ``mu``.
 
-    ``exact_stick`` laws (:class:`Coulomb`) are handled by the compliant solver with stick/slip phases;
-    the others are smooth functions of the slip velocity ``v_t`` and, optionally, of an elastic tangential
-    displacement ``z`` that the solver integrates with :meth:`displacement_rate`.
+    ``hybrid`` laws have two regimes that the compliant solver tracks as phases with switching events:
+    sliding, ``F_t = −μ σ F_n`` (seed 000, eq. 38), and stick, entered when the slip velocity reaches zero
+    and left when ``|F_t|`` reaches ``μ F_n``. In stick, ``exact_stick`` laws (:class:`Coulomb`) hold the
+    contact point still with a multiplier; the others (:class:`TangentialSpring`) apply :meth:`force` of an
+    elastic displacement ``z`` integrated with :meth:`displacement_rate` (``ż = 0`` while sliding). The
+    other laws are smooth functions of the slip velocity ``v_t``, with no regimes.
     """
 
     mu: eqx.AbstractVar[Scalar]
+    hybrid: ClassVar[bool] = False
     exact_stick: ClassVar[bool] = False
 
     @abc.abstractmethod
@@ -64,3 +68,8 @@ class AbstractFrictionLaw(eqx.Module):
                           delta: Scalar) -> Scalar:
         """``ż`` of the tangential displacement; zero for laws without one."""
         return jnp.zeros_like(slip_velocity)
+
+    def stick_displacement(self, friction_force: Scalar, delta: Scalar) -> Scalar:
+        """``z`` at which :meth:`force` equals ``friction_force``: the state a hybrid law enters stick with,
+        so that ``F_t`` is continuous; zero for laws without a displacement."""
+        return jnp.zeros_like(friction_force)

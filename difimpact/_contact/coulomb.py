@@ -20,6 +20,7 @@ class Coulomb(AbstractFrictionLaw):
     """
 
     mu: Scalar
+    hybrid: ClassVar[bool] = True
     exact_stick: ClassVar[bool] = True
 
     def __init__(self, mu: ScalarLike):
