@@ -13,7 +13,7 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
     "compass_foot_radius",
     "biped_torso",
     "seven_link_ankle_blocking",
-    # Two compliant compilations (forward grid, reverse-mode optimiser steps): minutes on 2 cores.
+    # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): minutes on 2 cores.
     pytest.param("crutch_peak_force", marks=pytest.mark.slow),
 ])
 def test_notebook_runs(name):
