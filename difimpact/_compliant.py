@@ -13,7 +13,9 @@ sticking one the multiplier ``λ`` of the augmented system
           \begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
           \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
 
-(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``. A
+(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``; it is solved through the Schur
+complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of ``difimpact._linalg`` (no LAPACK call under ``vmap``,
+whose batched LU deadlocked XLA's CPU thread pool in jaxlib 0.10.2). A
 :class:`~difimpact.TangentialSpring` contact has the same two regimes (its ``hybrid`` flag), but its stick is
 elastic: ``F_t = −k_t √δ z`` with ``ż = v_t`` and no constraint row; it enters stick with ``z = 0`` at onset
 and with the ``z`` whose force equals the sliding force after a slide (seed 001, eqs. 17–19 and after eq. 19).
