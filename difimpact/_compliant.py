@@ -68,8 +68,10 @@ rejected steps), the adjoint ``RecursiveCheckpointAdjoint`` (reverse mode throug
 takes 25–75 s depending on the load, most of it tracing the right-hand side about twenty times (solver
 stages, event, root find, saved records); this is why ``M`` and ``c`` are formed in forward mode.
 
-**Peak force.** The maximum of ``F_n`` over the accepted steps (saved with ``SaveAt(steps=True)``, the same
-records as the optional history); its error is that of sampling a smooth peak at the step size.
+**Peak force.** Each accepted step records ``F_n`` and its rate ``dF_n/dt`` (``SaveAt(steps=True)``, the
+same records as the optional history); the peak is the maximum of the cubic Hermite interpolant on the step
+around the largest sample (``_peak``), O(h⁴) accurate, with the envelope-theorem derivative. The raw sampled
+maximum was 1 % off in its gradient at ``rtol = 1e-6``: its derivative holds the sampling times fixed.
 """
 
 from typing import Literal
@@ -118,13 +120,15 @@ class CompliantResults(eqx.Enumeration):
 
 class History(eqx.Module):
     """Per accepted step records (padded with ``inf`` in ``t`` after the last step): ``t`` [s] from the
-    start, and per contact ``F_n, F_t`` [N], ``v_n, v_t`` [m/s]; shape ``(max_phases * max_steps, ...)``."""
+    start, and per contact ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and the loading rate ``dF_n`` = ``dF_n/dt``
+    [N/s]; shape ``(max_phases * max_steps, ...)``."""
 
     t: Float[Array, " s"]
     F_n: Float[Array, "s k"]
     F_t: Float[Array, "s k"]
     v_n: Float[Array, "s k"]
     v_t: Float[Array, "s k"]
+    dF_n: Float[Array, "s k"]
 
 
 class CompliantResult(eqx.Module):
@@ -132,7 +136,7 @@ class CompliantResult(eqx.Module):
 
     - `q`, `qdot`: state at the end event. `duration` [s].
     - `P_n`, `P_t`: impulses of the normal and tangential forces [N s]; `W_n`, `W_t`: their works [J].
-    - `peak_Fn`: maximum normal force [N] (over accepted steps).
+    - `peak_Fn`: maximum normal force [N], interpolated between accepted steps (see the module docstring).
     - `stick_time`: time [s] of the first slide → stick switch (``inf`` if none); `final_stick`: sticking
       at the end; `n_phases`: number of phases solved; `n_steps`: accepted steps, all phases; `result`: a :class:`CompliantResults` item.
     - `history`: a :class:`History` if requested, else ``None``.
@@ -257,10 +261,56 @@ def _components(model, contacts, q0, y, modes, end):
 
 
 def _record(model, contacts, q0):
+    """Per-step records: ``F_n, F_t, v_n, v_t`` and the rate ``dF_n/dt`` [N/s], the derivative of the normal
+    law along ``(δ̇, δ̈)`` with ``δ̈ = −(J_n q̈ + J̇_n q̇)``."""
+    tree = model.tree()
+
     def fn(t, y, args):
-        _, _, _, _, v_n, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y, args[3])
-        return F_n, F_t, v_n, v_t
+        q, qdot, qddot, delta, v_n, v_t, F_n, F_t, _ = _evaluate(model, contacts, q0, y, args[3])
+        rates = []
+        for i, c in enumerate(contacts):
+            # d/dt (J_n(q) q̇) = J̇_n q̇ + J_n q̈: a jvp of (q, q̇) ↦ J_n(q) q̇ along (q̇, q̈).
+            a_n = jax.jvp(lambda qq, vv: tree.point_jacobian(qq, c.point)[1] @ vv, (q, qdot), (qdot, qddot))[1]
+            rates.append(jax.jvp(c.normal_law.force, (delta[i], -v_n[i]), (-v_n[i], -a_n))[1])
+        return F_n, F_t, v_n, v_t, jnp.stack(rates)
     return fn
+
+
+def _peak(t: Float[Array, " s"], F: Float[Array, " s"], rate: Float[Array, " s"]) -> Scalar:
+    r"""Maximum of one contact's normal force from its per-step samples ``t`` [ms] (``inf`` = padding), ``F``
+    [N] and ``rate = dF/dt`` [N/s]: the maximum of the cubic Hermite interpolant on the step that brackets
+    the largest sample (the rate changes sign from + to − across it),
+
+    .. math:: p(s) = F_a + c_1 s + c_2 s^2 + c_3 s^3,\quad s ∈ [0, 1],\quad p'(s^*) = 0,
+
+    with ``c_1 = h F'_a``, ``c_2 = 3(F_b − F_a) − h(2F'_a + F'_b)``, ``c_3 = 2(F_a − F_b) + h(F'_a + F'_b)``.
+    Its error is O(h⁴) in the step ``h``, and ``s*`` is held fixed under differentiation (envelope theorem:
+    ``dp(s*)/dθ = ∂p/∂θ`` at ``s*``), so the gradient is that of the interpolated peak, free of the first-
+    order error of differentiating a sampled maximum at step times that diffrax holds fixed. Without a
+    bracketing step (largest sample at an end, or a rate that jumps at a friction switch) the largest sample.
+    """
+    valid = jnp.isfinite(t)
+    i = jnp.argmax(jnp.where(valid, F, -jnp.inf))
+    after, before = valid & (t > t[i]), valid & (t < t[i])
+    rising = rate[i] >= 0
+    a = jnp.where(rising, i, jnp.argmax(jnp.where(before, t, -jnp.inf)))
+    b = jnp.where(rising, jnp.argmin(jnp.where(after, t, jnp.inf)), i)
+    h = t[b] - t[a]
+    d_a, d_b = rate[a] * _MS, rate[b] * _MS  # per ms
+    ok = jnp.where(rising, jnp.any(after), jnp.any(before)) & (h > 0) & (d_a > 0) & (d_b < 0)
+    h = jnp.where(ok, h, 1.0)
+    c1 = h * d_a
+    c2 = 3 * (F[b] - F[a]) - h * (2 * d_a + d_b)
+    c3 = 2 * (F[a] - F[b]) + h * (d_a + d_b)
+    # The one root of p'(s) = c1 + 2 c2 s + 3 c3 s² in (0, 1) (p'(0) > 0 > p'(1)), in the stable form.
+    A, B, C = jax.lax.stop_gradient((3 * c3, 2 * c2, c1))
+    root = jnp.sqrt(jnp.maximum(B**2 - 4 * A * C, 0.0))
+    r = -(B + jnp.where(B >= 0, root, -root)) / 2
+    r = jnp.where(ok & (r != 0), r, 1.0)
+    s1 = C / r
+    s = jnp.where((s1 >= 0) & (s1 <= 1), s1, r / jnp.where(A != 0, A, 1.0))
+    s = jnp.clip(jnp.where(ok, s, 0.0), 0.0, 1.0)
+    return jnp.where(ok, F[a] + c1 * s + c2 * s**2 + c3 * s**3, F[i])
 
 
 def _stick_multiplier(model, contacts, q0, y, modes, i):
@@ -432,7 +482,7 @@ def compliant_impact(
     def skip(carry):
         inf = jnp.full((max_steps,), jnp.inf)
         zeros = jnp.zeros((max_steps, k))
-        return carry, (inf, zeros, zeros, zeros, zeros)
+        return carry, (inf, zeros, zeros, zeros, zeros, zeros)
 
     def phase(carry, _):
         # A real branch (not a select) once every batch member has finished.
@@ -444,15 +494,14 @@ def compliant_impact(
     (t1, y1, modes, done, result, count, steps, stick_time), records = jax.lax.scan(
         phase, carry0, None, length=max_phases)
     result = CompliantResults.where(done | (result != CompliantResults.successful), result, CompliantResults.max_phases_reached)
-    ts, F_n, F_t, v_n, v_t = (r.reshape((max_phases * max_steps,) + r.shape[2:]) for r in records)
-    saved = jnp.isfinite(ts)[:, None]
-    peak = jnp.max(jnp.where(saved, F_n, -jnp.inf), axis=0)
+    ts, F_n, F_t, v_n, v_t, dF_n = (r.reshape((max_phases * max_steps,) + r.shape[2:]) for r in records)
+    peak = jax.vmap(_peak, in_axes=(None, 1, 1))(ts, F_n, dF_n)
     dq, qdot, P_n, P_t, W_n, W_t, _ = _split(y1, n, k)
     out = CompliantResult(
         q=q0 + dq * _MM, qdot=qdot, duration=t1 * _MS, P_n=P_n, P_t=P_t, W_n=W_n, W_t=W_t,
         peak_Fn=jnp.maximum(peak, 0.0), stick_time=stick_time * _MS, final_stick=modes.stick & modes.active,
         n_phases=count, n_steps=steps, result=result,
-        history=History(ts * _MS, F_n, F_t, v_n, v_t) if history else None,
+        history=History(ts * _MS, F_n, F_t, v_n, v_t, dF_n) if history else None,
     )
     if throw:
         out = result.error_if(out, result != CompliantResults.successful)

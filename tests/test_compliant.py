@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.optimize import minimize_scalar
 
 import difimpact as di
 
@@ -117,7 +118,16 @@ def test_slide_then_stick(nominal):
     assert np.all(vt[sliding] * Ft[sliding] < 0)  # friction opposes the slip
     assert np.all(np.abs(Ft[sticking]) < 0.75 * Fn[sticking])
     assert np.all(np.abs(vt[sticking]) < 1e-7)
-    assert np.isclose(np.max(Fn), nominal.peak_Fn[0])
+    # The peak lies between accepted steps: above the largest sample, where the sampled rate changes sign.
+    k = np.argmax(Fn)
+    assert np.max(Fn) <= nominal.peak_Fn[0] < np.max(Fn) * (1 + 1e-3)
+    rate = h.dF_n[saved, 0]
+    assert rate[k - 1] > 0 > rate[k + 1]
+    # The recorded rate dF_n/dt against differences of the recorded force (the sampling's second-order error;
+    # measured 0.1 % of the largest rate), away from the ends and the stick switch, where q̈ and dF_n/dt jump.
+    diff = np.gradient(Fn, t)
+    inner = (t > t[0]) & (t < t[-1]) & (t != t_stick)
+    assert np.allclose(rate[inner], diff[inner], rtol=0, atol=3e-3 * np.max(np.abs(rate)))
 
 
 # -- convergence to the impulsive map -----------------------------------------------------------------------
@@ -232,9 +242,17 @@ def scipy_reference(p, rtol=1e-10):
     mode = float(np.sign(v_t0)) if abs(v_t0) > 1e-12 else -np.sign(forces(y, "stick")[2])
     t, t_stick = 0.0, np.inf
     atol = np.r_[np.full(n, 1e-14), np.full(n, 1e-12), np.full(4, 1e-12)]
+    peak = 0.0
     for _ in range(6):
         sol = solve_ivp(rhs, (t, 1.0), y, method="Radau", rtol=rtol, atol=atol, args=(mode,),
-                        events=(end, stop_sliding, start_sliding))
+                        events=(end, stop_sliding, start_sliding), dense_output=True)
+        # Peak normal force: the largest step sample, refined on Radau's dense output around it.
+        force = lambda s: forces(sol.sol(s), mode)[1]  # noqa: E731
+        j = int(np.argmax([force(s) for s in sol.t]))
+        lo, hi = sol.t[max(j - 1, 0)], sol.t[min(j + 1, len(sol.t) - 1)]
+        best = minimize_scalar(lambda s: -force(s), bounds=(lo, hi), method="bounded",
+                               options={"xatol": 1e-14})
+        peak = max(peak, force(sol.t[j]), -best.fun)
         t, y = sol.t[-1], sol.y[:, -1]
         which = [i for i in range(3) if len(sol.t_events[i])]
         if which == [0]:
@@ -250,7 +268,7 @@ def scipy_reference(p, rtol=1e-10):
     else:
         raise AssertionError("scipy reference did not end")
     return dict(qdot=y[n:2 * n], P_n=y[2 * n], P_t=y[2 * n + 1], W_n=y[2 * n + 2], W_t=y[2 * n + 3],
-                duration=t, stick_time=t_stick)
+                duration=t, stick_time=t_stick, peak_Fn=peak)
 
 
 @pytest.mark.parametrize("q3, q5dot", [(12.0, -0.2), (18.0, 0.0), (6.0, 0.2)])
@@ -262,7 +280,7 @@ def test_against_scipy(q3, q5dot):
     assert ok(out)
     for key, value in ref.items():
         ours = np.asarray(getattr(out, key))
-        ours = ours[0] if key in ("P_n", "P_t", "W_n", "W_t", "stick_time") else ours
+        ours = ours[0] if key in ("P_n", "P_t", "W_n", "W_t", "stick_time", "peak_Fn") else ours
         if key == "stick_time" and np.isinf(value):
             assert np.isinf(ours)
             continue
@@ -358,8 +376,8 @@ def test_vmap_equals_loop(table3):
         # Batched and single kernels round differently and the adaptive step control amplifies it.
         for key in ("q", "qdot", "P_n", "P_t", "W_n", "W_t", "duration", "stick_time"):
             assert np.allclose(getattr(batched, key), getattr(single, key), rtol=1e-8, atol=1e-10), key
-        # The peak is sampled at the accepted steps, which differ slightly between the two.
-        assert np.allclose(batched.peak_Fn, single.peak_Fn, rtol=1e-4)
+        # The peak is interpolated between accepted steps, which differ slightly between the two.
+        assert np.allclose(batched.peak_Fn, single.peak_Fn, rtol=1e-7)
 
 
 def test_vmap_of_gradient_against_finite_differences():
