@@ -184,9 +184,9 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
     tangents (the objective supports ``jax.grad`` and ``jax.vmap``, not ``jax.jacfwd``).
 
     The peak force falls as the legs and the torso lean forward, and so does the sliding margin: with the
-    defaults the optimum is the vertex ``q4 = 20°`` (bound), ``μ − μ_c = margin`` (``q3 ≈ 7.71°``, 4.835 kN).
+    defaults the optimum is the vertex ``q4 = 20°`` (bound), ``μ − μ_c = margin`` (``q3 ≈ 7.71°``, 4.834 kN).
     Measured: ``solve(start, learning_rate=0.01, steps=150, rounds=4, penalty=30.0)`` reaches it from three
-    starts within 1e-4°; the default ``penalty=100`` lets the multiplier (≈ 0.52) collapse to 0 between
+    starts within 1e-4°; the default ``penalty=100`` lets the multiplier (≈ 0.51) collapse to 0 between
     rounds.
     """
     model = CrutchWalker()

@@ -13,7 +13,6 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-from tqdm.auto import tqdm
 
 _AXIS = "batch"
 
@@ -148,7 +147,11 @@ def sweep(
     results, out_def = None, None
     starts = range(0, n, size)
     show = progress and jax.process_index() == 0
-    for start in tqdm(starts, desc="sweep", unit="chunk", disable=not show):
+    if show:
+        from tqdm.auto import tqdm  # imported here: tqdm.auto warns at import in notebooks without ipywidgets
+
+        starts = tqdm(starts, desc="sweep", unit="chunk")
+    for start in starts:
         stop = min(start + size, n)
         index = np.minimum(np.arange(start, start + size), n - 1)
         chunk = [leaf[index] for leaf in leaves]

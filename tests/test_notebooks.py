@@ -13,8 +13,8 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
     "compass_foot_radius",
     "biped_torso",
     "seven_link_ankle_blocking",
-    # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): minutes on 2 cores.
-    pytest.param("crutch_peak_force", marks=pytest.mark.slow),
+    # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): 2 min on 2 cores.
+    "crutch_peak_force",
 ])
 def test_notebook_runs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
