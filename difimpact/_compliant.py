@@ -13,8 +13,8 @@ sticking one the multiplier ``λ`` of the augmented system
           \begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
           \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
 
-(``τ = 0.1 ms`` stabilises the drift of ``v_t``), valid while ``|λ| ≤ μ F_n``; it is solved through the Schur
-complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of ``difimpact._linalg`` (no LAPACK call under ``vmap``,
+(``τ = 1 ms`` stabilises the drift of ``v_t``; ``_TAU_STICK`` says why not shorter), valid while
+``|λ| ≤ μ F_n``; it is solved through the Schur complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of ``difimpact._linalg`` (no LAPACK call under ``vmap``,
 whose batched LU deadlocked XLA's CPU thread pool in jaxlib 0.10.2). A
 :class:`~difimpact.TangentialSpring` contact has the same two regimes (its ``hybrid`` flag), but its stick is
 elastic: ``F_t = −k_t √δ z`` with ``ż = v_t`` and no constraint row; it enters stick with ``z = 0`` at onset
@@ -38,8 +38,8 @@ uses an optimistix bisection root finder, robust on the kinks of the minimum whe
 to converge (measured on the compass walker), told that the function decreases through the root (each phase
 starts with every component positive, see below: no sign detection, which fails under ``vmap`` for members
 without an event); its gradient is the implicit-function formula at the root either way (without a root
-finder the event time is not differentiated). Its tolerance (512 ε: 10⁻¹³ ms in float64, 6·10⁻⁵ ms in
-float32) is below the solver's error: a looser root (10⁻¹⁰ ms in float64) moved the impulses by ~10⁻⁹ N s,
+finder the event time is not differentiated). It stops on the width of the bracket alone
+(``_BracketBisection``), 512 ε: 10⁻¹³ ms in float64, 6·10⁻⁵ ms in float32, below the solver's error: a looser root (10⁻¹⁰ ms in float64) moved the impulses by ~10⁻⁹ N s,
 enough to spoil finite differences of the gradients. A component that
 starts a phase at or below zero — a contact placed on the ground to within its tolerance (``δ = −10⁻¹⁶``),
 the separation component right after an onset event, an unloaded foot at rest — would hide every other
@@ -92,7 +92,13 @@ from ._validation import as_float, check, positive
 
 _MS = 1e-3  # time unit of the integration [s]
 _MM = 1e-3  # length unit of the displacement states [m]
-_TAU_STICK = 0.1  # stick stabilisation time constant [ms]
+# Stick stabilisation time constant [ms]. It adds a fast mode (rate 1/τ) that the step-size control hardly sees, as
+# v_t ≈ 0 while sticking, but that the sensitivities carry: with τ = 0.1 ms Tsit5 took stick-phase steps of 1.4 τ at
+# rtol 1e-8 (|hλ| where its stability function is 1e-3 off e^{hλ}), and dP_t/dμ was 7e-3 off (1.1e-4 at rtol 1e-10),
+# dP_n/dk_n 8e-5; with τ = 1 ms (steps ≤ 0.19 τ) every gradient is at the finite-difference floor (dP_t/dμ 4e-6,
+# k_n 3e-8) in 52 steps instead of 54, v_t in stick never exceeds the 1e-9 m/s it starts at (2e-8 at 0.1 ms), and the
+# solution moves by 1e-9 N s (τ only sets how fast that 1e-9 m/s arming offset decays).
+_TAU_STICK = 1.0
 _BIG = 1e3  # value of an inactive event component
 _IDLE = 1e-9  # interval [ms] solved by a finished batch member under vmap (see `run` in compliant_impact)
 _ARM = 1e-9  # every event component starts a phase at least this positive (see the module docstring)
@@ -260,6 +266,16 @@ def _components(model, contacts, q0, y, modes, end):
     return jnp.stack([onset, separation, to_stick, to_slide, finish])
 
 
+class _BracketBisection(optx.Bisection):
+    """Bisection that stops when the bracket is narrower than ``atol + rtol |t|``. ``optx.Bisection`` also asks
+    ``|g| < atol``, which the event function cannot always meet: ``δ`` comes from metre-scale coordinates, so
+    ``g = δ / 1 mm`` carries ~1e-13 of rounding, and the elastic crutch impact at rtol 1e-10 ran the root find
+    to its step limit (``nonlinear_max_steps_reached``) with the root bracketed to 1e-15 ms."""
+
+    def terminate(self, fn, y, args, options, state, tags):
+        return jnp.abs(state.lower - state.upper) < self.atol + self.rtol * jnp.abs(y), optx.RESULTS.successful
+
+
 def _record(model, contacts, q0):
     """Per-step records: ``F_n, F_t, v_n, v_t`` and the rate ``dF_n/dt`` [N/s], the derivative of the normal
     law along ``(δ̇, δ̈)`` with ``δ̈ = −(J_n q̈ + J̇_n q̇)``."""
@@ -355,9 +371,8 @@ def compliant_impact(
       or no friction, ``Kvaerno5`` with smooth ones.
     - `rtol`, `atol`: step-size control tolerances (state in mm, ms, m/s, N s, J). At the defaults the
       gradients with respect to stiffness, damping, masses and posture agree with finite differences to
-      1e-4 relative (seed 000 nominal case); those with respect to ``μ`` are small differences of the
-      sliding and sticking parts (``dP_t/dμ ≈ 0.005 N s`` against ``P_t/μ ≈ 13``) and need ``rtol=1e-10``
-      for 1e-4 relative (7e-3 at the default; 1e-4 of ``P_t/μ`` either way).
+      1e-4 relative (seed 000 nominal case), including ``dP_t/dμ ≈ 0.005 N s``, a small difference of the
+      sliding and sticking parts (``P_t/μ ≈ 13``): 4e-6 relative at the defaults (see ``_TAU_STICK``).
     - `t_max` [s]: the phase must end before this time. `max_steps`: steps per phase.
       `max_phases`: number of phases (contact/stick/slip switches + 1); each costs reverse-mode memory and time
       whether used or not (gradient / forward 2.5× at 4 phases, 3.2× at 8, seed 000 nominal case); raise it for
@@ -419,7 +434,7 @@ def compliant_impact(
         return jnp.min(_components(model_, contacts_, q0_, y, modes, end) + shift)
 
     eps = float(jnp.finfo(q0.dtype).eps)
-    event = diffrax.Event(cond_fn, optx.Bisection(rtol=64 * eps, atol=512 * eps, flip=True), direction=False)
+    event = diffrax.Event(cond_fn, _BracketBisection(rtol=64 * eps, atol=512 * eps, flip=True), direction=False)
     t_end = positive("t_max", t_max) / _MS
     mu_all = jnp.stack([c.friction_law.mu if _exact(c) else jnp.zeros(()) for c in contacts])
     eye = jnp.eye(k, dtype=bool)

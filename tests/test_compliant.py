@@ -322,22 +322,19 @@ def finite_differences():
 
 @pytest.mark.slow
 def test_gradients_against_finite_differences(jacobian, finite_differences):
-    # Measured relative errors at rtol 1e-8 / 1e-10: k_n 8e-5 / 1e-6, χ 6e-6 / 1e-7, forearm mass 2e-8 / 2e-10,
-    # q3 3e-6 / 4e-8, μ 7e-3 / 1.1e-4 (dP_t/dμ = 0.005 is a small difference of the sliding and sticking parts;
-    # its elasticity error is 3e-6 at 1e-8). With a looser event root (1e-10 ms) χ stalled at 8e-5.
-    outputs = outputs_np(NOMINAL)[0]
-    rel, elasticity = {}, {}
-    for rtol in (1e-8, 1e-10):
-        J = jacobian(rtol)
-        assert np.all(np.isfinite(J))
-        rel[rtol] = {i: np.max(np.abs(J[:, i] - fd) / np.abs(fd)) for i, fd in finite_differences.items()}
-        # error of the logarithmic derivative p/y dy/dp
-        elasticity[rtol] = max(np.max(np.abs((J[:, i] - fd) * NOMINAL[i] / outputs))
-                               for i, fd in finite_differences.items())
-    assert all(rel[1e-8][i] < 1e-4 for i in (0, 1, 3, 4)), rel
-    assert rel[1e-8][2] < 1e-2 and rel[1e-10][2] < 3e-4, rel
-    assert all(rel[1e-10][i] < rel[1e-8][i] for i in GRAD_PARAMS), rel
-    assert elasticity[1e-8] < 1e-4 and elasticity[1e-10] < elasticity[1e-8], elasticity
+    # Measured relative errors against the finite differences at rtol 1e-8 / 1e-10: k_n 3e-8 / 2e-8, χ 2e-7 /
+    # 3e-7, forearm mass 5e-10 / 1e-9, q3 9e-8 / 2e-9, μ 3e-6 / 2e-6 (dP_t/dμ = 0.005 N s is a small difference
+    # of the sliding and sticking parts, ±23.85 N s); a few 1e-7 is the finite differences' own noise floor.
+    # With the stick stabilised at τ = 0.1 ms instead of 1 ms, Tsit5 stepped at 1.4 τ in stick and μ was 7e-3
+    # off, k_n 8e-5; with a looser event root (1e-10 ms) χ stalled at 8e-5. Below that floor the gradient's
+    # convergence shows against a tight-tolerance gradient (rtol 1e-12).
+    J = {rtol: jacobian(rtol) for rtol in (1e-8, 1e-10, 1e-12)}
+    assert all(np.all(np.isfinite(j)) for j in J.values())
+    for i, fd in finite_differences.items():
+        for rtol in (1e-8, 1e-10):
+            assert np.max(np.abs(J[rtol][:, i] - fd) / np.abs(fd)) < 1e-4, (NAMES[i], rtol, J[rtol][:, i], fd)
+        converge = [np.max(np.abs(J[rtol][:, i] - J[1e-12][:, i]) / np.abs(J[1e-12][:, i])) for rtol in (1e-8, 1e-10)]
+        assert converge[1] < converge[0], (NAMES[i], converge)
 
 
 @pytest.mark.slow

@@ -230,7 +230,7 @@ def crutch_grid(quick, progress):
         check_that("W_t⁺ = 0 for non-sliding cases (permanent sticking), though P_t⁺ ≠ 0", "§5.3",
                    f"{int(sum(v.sum() for v in no_slide.values()))} cases, max \\|W_t⁺\\|/\\|W_n⁺\\| = {wt_ratio:.1e}, "
                    f"min \\|P_t⁺\\| = {min(np.abs(g[m]['Pt'][no_slide[m]]).min() for m in g):.2f} N s",
-                   # 1e-6: the compliant stick is held by a stabilised constraint (τ = 0.1 ms, _compliant.py)
+                   # 1e-6: the compliant stick is held by a stabilised constraint (τ = 1 ms, _compliant.py)
                    wt_ratio < 1e-6 and any(v.any() for v in no_slide.values())),
         check_that("The two approaches yield very similar post-impact impulses and works (≤ 10 %, the largest "
                    "discrepancy the paper reports, §5.4)", "§5.1–5.3, §6",
