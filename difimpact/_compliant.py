@@ -14,8 +14,9 @@ sticking one the multiplier ``λ`` of the augmented system
           \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
 
 (``τ = 1 ms`` stabilises the drift of ``v_t``; ``_TAU_STICK`` says why not shorter), valid while
-``|λ| ≤ μ F_n``; it is solved through the Schur complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of ``difimpact._linalg`` (no LAPACK call under ``vmap``,
-whose batched LU deadlocked XLA's CPU thread pool in jaxlib 0.10.2). A
+``|λ| ≤ μ F_n``; it is solved through the Schur complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of
+``difimpact._linalg`` (no LAPACK call under ``vmap``, whose batched LU deadlocked XLA's CPU thread pool in
+jaxlib 0.10.2). A
 :class:`~difimpact.TangentialSpring` contact has the same two regimes (its ``hybrid`` flag), but its stick is
 elastic: ``F_t = −k_t √δ z`` with ``ż = v_t`` and no constraint row; it enters stick with ``z = 0`` at onset
 and with the ``z`` whose force equals the sliding force after a slide (seed 001, eqs. 17–19 and after eq. 19).
@@ -39,7 +40,8 @@ to converge (measured on the compass walker), told that the function decreases t
 starts with every component positive, see below: no sign detection, which fails under ``vmap`` for members
 without an event); its gradient is the implicit-function formula at the root either way (without a root
 finder the event time is not differentiated). It stops on the width of the bracket alone
-(``_BracketBisection``), 512 ε: 10⁻¹³ ms in float64, 6·10⁻⁵ ms in float32, below the solver's error: a looser root (10⁻¹⁰ ms in float64) moved the impulses by ~10⁻⁹ N s,
+(``_BracketBisection``), 512 ε: 10⁻¹³ ms in float64, 6·10⁻⁵ ms in float32, below the solver's error: a
+looser root (10⁻¹⁰ ms in float64) moved the impulses by ~10⁻⁹ N s,
 enough to spoil finite differences of the gradients. A component that
 starts a phase at or below zero — a contact placed on the ground to within its tolerance (``δ = −10⁻¹⁶``),
 the separation component right after an onset event, an unloaded foot at rest — would hide every other
