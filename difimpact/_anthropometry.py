@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from ._custom_types import Array, Float, Scalar
+from ._custom_types import Array, Float, Scalar, ScalarLike
 from ._validation import positive
 
 
@@ -215,7 +215,8 @@ def _scale(seg: SegmentRow, body_mass, height) -> ScaledSegment:
                          mass * (seg.gyration * length) ** 2)
 
 
-def scale_segments(table: AnthropometricTable, body_mass=75.0, height=1.77) -> HumanSegments:
+def scale_segments(table: AnthropometricTable, body_mass: ScalarLike = 75.0, height: ScalarLike = 1.77
+                   ) -> HumanSegments:
     """Scale `table` to a subject of `body_mass` [kg] and `height` [m] (differentiable in both).
 
     ``m = f_m m_B``, ``L = f_L H``, ``c = f_c L``, ``I = m (r L)²``; the HAT is the parallel-axis sum of

@@ -2,7 +2,7 @@
 
 A tree has a floating base -- the planar position ``(q[0], q[1])`` of the origin of its root bodies --
 and revolute joints. Body ``i`` has an absolute angle measured from the upward vertical, positive toward
-``+x`` (``../shared/CONVENTIONS.md``),
+``+x`` (the package's convention, see the documentation's conventions page),
 
 .. math:: \\theta_i = \\theta_{p(i)} + s_i q_{k(i)} + o_i,
 
@@ -23,43 +23,72 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, ScalarLike, Velocity
 from ._validation import as_float, positive
 
 
 class Body(NamedTuple):
-    """Description of one body, consumed by :class:`PlanarTree` (parameters may be JAX arrays).
+    """Description of one body, consumed by :class:`PlanarTree` (parameters may be JAX arrays). Best
+    written with keywords: ``Body(name="shank", parent="thigh", coord=3, mass=3.0, com=(-0.2, 0.0))``.
 
     **Arguments:**
 
     - `name`: the body's name.
-    - `parent`: index of the parent body, ``-1`` for a root attached to the floating base.
-    - `coord`: index of the joint coordinate in ``q``, ``-1`` for a welded body.
-    - `mass`, `inertia`: mass and centroidal moment of inertia.
-    - `com`: centre of mass in body coordinates ``(along, across)``.
-    - `attach`: joint position in the parent's body coordinates (ignored for roots).
-    - `sign`, `offset`: ``θ = θ_parent + sign q[coord] + offset``.
+    - `parent`: the parent body, by name or by index in the list of bodies; ``None`` (or ``-1``) for a root
+      attached to the floating base. A parent precedes its children in the list.
+    - `coord`: index of the joint coordinate in ``q`` (``2 ≤ coord < n``), ``None`` (or ``-1``) for a body
+      welded to its parent.
+    - `mass` [kg], `inertia` [kg m²]: mass and centroidal moment of inertia.
+    - `com`: centre of mass in body coordinates ``(along, across)`` [m]: ``along`` the segment axis
+      ``e = (sin θ, cos θ)``, so a segment hanging below its joint has a negative ``along``.
+    - `attach`: joint position in the parent's body coordinates [m] (ignored for roots).
+    - `sign`, `offset`: ``θ = θ_parent + sign q[coord] + offset`` [rad].
     """
 
     name: str
-    parent: int
-    coord: int
-    mass: object
-    inertia: object = 0.0
-    com: object = (0.0, 0.0)
-    attach: object = (0.0, 0.0)
+    parent: int | str | None
+    coord: int | None
+    mass: ScalarLike
+    inertia: ScalarLike = 0.0
+    com: tuple[ScalarLike, ScalarLike] = (0.0, 0.0)
+    attach: tuple[ScalarLike, ScalarLike] = (0.0, 0.0)
     sign: float = 1.0
     offset: float = 0.0
 
 
 class Point(NamedTuple):
-    """A named point of a body: fixed at body coordinates ``local``, or, with ``radius > 0``, the lowest
-    point of a circular arc (a rolling foot) of that radius centred at ``local``."""
+    """A named point of a body: fixed at body coordinates ``local`` [m], or, with ``radius > 0`` [m], the
+    lowest point of a circular arc (a rolling foot) of that radius centred at ``local``. `body` is the body's
+    name or its index in the list of bodies."""
 
     name: str
-    body: int
-    local: object = (0.0, 0.0)
-    radius: object = 0.0
+    body: int | str
+    local: tuple[ScalarLike, ScalarLike] = (0.0, 0.0)
+    radius: ScalarLike = 0.0
+
+
+def _index(names: list[str], ref, what: str):
+    """Index of a body given by name (``None`` → ``-1``); anything else is returned as given."""
+    if ref is None:
+        return -1
+    if isinstance(ref, str):
+        if ref not in names:
+            raise ValueError(f"{what}: unknown body {ref!r}; the bodies before it are {names}.")
+        return names.index(ref)
+    return ref
+
+
+def _by_index(bodies, points):
+    """The description with parents and point bodies given by name (or ``None``) replaced by indices."""
+    if not isinstance(bodies, Sequence) or not isinstance(points, Sequence):
+        return bodies, points
+    names = [b.name if isinstance(b, Body) else None for b in bodies]
+    bodies = [b._replace(parent=_index(names[:i], b.parent, f"body {b.name!r}: parent"),
+                         coord=-1 if b.coord is None else b.coord) if isinstance(b, Body) else b
+              for i, b in enumerate(bodies)]
+    points = [p._replace(body=_index(names, p.body, f"point {p.name!r}")) if isinstance(p, Point) else p
+              for p in points]
+    return bodies, points
 
 
 def _rotate(trig, local):
@@ -93,8 +122,11 @@ class PlanarTree(eqx.Module):
     point_body: tuple[int, ...] = eqx.field(static=True)
 
     @classmethod
-    def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g=9.81) -> "PlanarTree":
-        """Assemble a tree with ``n`` generalised coordinates (``q[0:2]`` the base position)."""
+    def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g: ScalarLike = 9.81
+              ) -> "PlanarTree":
+        """Assemble a tree with ``n`` generalised coordinates (``q[0:2]`` the base position) from its
+        `bodies` (parents first) and named `points`; `g` [m/s²] acts along ``−y``."""
+        bodies, points = _by_index(bodies, points)
         for i, b in enumerate(bodies):
             if not -1 <= b.parent < i:
                 raise ValueError(f"body {b.name!r}: parent must precede it (got {b.parent}).")

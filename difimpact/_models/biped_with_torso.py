@@ -32,7 +32,8 @@ class BipedWithTorso(AbstractPlanarModel):
     g: Scalar
     coordinate_names = ("q1", "q2", "q3", "q4", "q5")
 
-    def __init__(self, m=5.0, m_H=10.0, m_T=10.0, l=0.8, b=0.4, l_T=0.4, g=9.81):
+    def __init__(self, m: ScalarLike = 5.0, m_H: ScalarLike = 10.0, m_T: ScalarLike = 10.0, l: ScalarLike = 0.8,
+                 b: ScalarLike = 0.4, l_T: ScalarLike = 0.4, g: ScalarLike = 9.81):
         self.m = positive("m", m, allow_zero=True, shape=())
         self.m_H = positive("m_H", m_H, shape=())
         self.m_T = positive("m_T", m_T, allow_zero=True, shape=())
@@ -42,7 +43,8 @@ class BipedWithTorso(AbstractPlanarModel):
         self.g = positive("g", g, allow_zero=True, shape=())
 
     @classmethod
-    def from_ratios(cls, mu=1.0, mu_T=1.0, m_B=30.0, **kwargs) -> "BipedWithTorso":
+    def from_ratios(cls, mu: ScalarLike = 1.0, mu_T: ScalarLike = 1.0, m_B: ScalarLike = 30.0,
+                    **kwargs: ScalarLike) -> "BipedWithTorso":
         """Build from seed 003's mass ratios ``μ = 2m/m_H``, ``μ_T = m_T/m_H`` and total mass ``m_B``."""
         m_H = jnp.asarray(m_B, float) / (1.0 + jnp.asarray(mu, float) + jnp.asarray(mu_T, float))
         return cls(m=0.5 * mu * m_H, m_H=m_H, m_T=mu_T * m_H, **kwargs)

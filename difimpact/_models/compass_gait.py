@@ -13,7 +13,7 @@ class CompassGait(AbstractPlanarModel):
 
     Coordinates ``q = [q1, q2, q3, q4]``: ``(q1, q2)`` the centre of the stance foot's arc, ``q3`` the
     absolute angle of the stance leg, ``q4`` the swing leg relative to the stance leg, so that the swing leg
-    points along ``(sin(q4 − q3), −cos(q4 − q3))`` from the hip (``../shared/CONVENTIONS.md``). Each foot is an
+    points along ``(sin(q4 − q3), −cos(q4 − q3))`` from the hip (see the documentation's conventions page). Each foot is an
     arc of radius ``R`` centred on the leg at ``l − R`` from the hip (``R = l``: the centre is the hip).
     Legs are point masses at ``b`` from the hip (the paper gives no inertia), plus a hip mass ``m_H``.
     Named points: ``stance_foot``, ``swing_foot`` (arcs: lowest point, material Jacobian), ``H``.
@@ -30,7 +30,8 @@ class CompassGait(AbstractPlanarModel):
     g: Scalar
     coordinate_names = ("q1", "q2", "q3", "q4")
 
-    def __init__(self, l=1.0, m=5.0, b=0.5, m_H=10.0, R=0.3, g=9.81):
+    def __init__(self, l: ScalarLike = 1.0, m: ScalarLike = 5.0, b: ScalarLike = 0.5, m_H: ScalarLike = 10.0,
+                 R: ScalarLike = 0.3, g: ScalarLike = 9.81):
         self.l = positive("l", l, shape=())
         self.m = positive("m", m, shape=())
         self.b = positive("b", b, shape=())

@@ -2,7 +2,7 @@ import math
 
 import jax.numpy as jnp
 
-from .._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
+from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
 from .base import AbstractPlanarModel
@@ -13,7 +13,7 @@ class CrutchWalker(AbstractPlanarModel):
 
     Coordinates ``q = [q1, q2, q3, q4, q5, q6]``: ``(q1, q2)`` the feet P, ``q3`` the absolute angle of the
     legs (from the upward vertical, positive forward), ``q4`` torso relative to legs, ``q5`` upper arms
-    relative to torso, ``q6`` forearms + crutches relative to upper arms (``../shared/CONVENTIONS.md``).
+    relative to torso, ``q6`` forearms + crutches relative to upper arms (see the documentation's conventions page).
     Chain P → hip H (legs, ``l1``) → shoulder S (torso, ``l2``) → elbow E (upper arms, ``l3``) → tip Q
     (forearms + crutches, ``l4``). Named points: ``P, H, S, E, Q``.
 
@@ -36,10 +36,10 @@ class CrutchWalker(AbstractPlanarModel):
 
     def __init__(
         self,
-        masses=(22.54, 40.46, 3.92, 4.28),
-        inertias=(2.07, 2.66, 0.044, 0.433),
-        lengths=(0.93, 0.51, 0.33, 1.25),
-        com=(0.51, 0.34, 0.14, 0.33),
+        masses: Float[ArrayLike, " 4"] = (22.54, 40.46, 3.92, 4.28),
+        inertias: Float[ArrayLike, " 4"] = (2.07, 2.66, 0.044, 0.433),
+        lengths: Float[ArrayLike, " 4"] = (0.93, 0.51, 0.33, 1.25),
+        com: Float[ArrayLike, " 4"] = (0.51, 0.34, 0.14, 0.33),
         g: ScalarLike = 9.81,
     ):
         self.masses = positive("masses", as_float("masses", masses, shape=(4,)))

@@ -4,7 +4,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from .._anthropometry import DUMAS_2007_MALE, AnthropometricTable, scale_segments
-from .._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
+from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
 from .base import AbstractPlanarModel
@@ -109,8 +109,11 @@ class SevenLinkHuman(AbstractPlanarModel):
                         "theta_A_L")
 
     def __init__(self, body_mass: ScalarLike = 75.0, height: ScalarLike = 1.77,
-                 table: AnthropometricTable = DUMAS_2007_MALE, *, masses=None, inertias=None, com=None,
-                 lengths=None, hip=None, heel=None, mh=None, g: ScalarLike = 9.81):
+                 table: AnthropometricTable = DUMAS_2007_MALE, *,
+                 masses: Float[ArrayLike, " 4"] | None = None, inertias: Float[ArrayLike, " 4"] | None = None,
+                 com: Float[ArrayLike, "4 2"] | None = None, lengths: Float[ArrayLike, " 2"] | None = None,
+                 hip: Float[ArrayLike, " 2"] | None = None, heel: Float[ArrayLike, " 2"] | None = None,
+                 mh: Float[ArrayLike, " 2"] | None = None, g: ScalarLike = 9.81):
         s = scale_segments(table, body_mass, height)
         segs = (s.hat, s.thigh, s.shank, s.foot)
 
