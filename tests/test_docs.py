@@ -64,3 +64,23 @@ def test_readme_own_model_example():
                                                  stick=("foot",)))
     fd = [(mass_loss(m0.at[i].add(h)) - mass_loss(m0.at[i].add(-h))) / (2 * h) for i in range(2)]
     np.testing.assert_allclose(jax.grad(mass_loss)(m0), fd, rtol=1e-6)
+
+
+def test_bodies_by_name_equal_bodies_by_index():
+    by_name = difimpact.PlanarTree.build(4, [
+        difimpact.Body(name="a", parent=None, coord=2, mass=1.0, com=(0.3, 0.0)),
+        difimpact.Body(name="b", parent="a", coord=3, mass=2.0, attach=(0.5, 0.0)),
+        difimpact.Body(name="c", parent="a", coord=None, mass=0.5, attach=(0.2, 0.1))],
+        [difimpact.Point(name="p", body="b", local=(0.4, 0.0))])
+    by_index = difimpact.PlanarTree.build(4, [
+        difimpact.Body("a", -1, 2, 1.0, com=(0.3, 0.0)), difimpact.Body("b", 0, 3, 2.0, attach=(0.5, 0.0)),
+        difimpact.Body("c", 0, -1, 0.5, attach=(0.2, 0.1))], [difimpact.Point("p", 1, (0.4, 0.0))])
+    assert (by_name.parent, by_name.coord, by_name.point_body) == (by_index.parent, by_index.coord,
+                                                                    by_index.point_body) == ((-1, 0, 0), (2, 3, -1), (1,))
+    try:
+        difimpact.PlanarTree.build(4, [difimpact.Body(name="a", parent="z", coord=2, mass=1.0)],
+                                   [difimpact.Point(name="p", body="a")])
+    except ValueError as err:
+        assert "'z'" in str(err) and "'a'" in str(err)
+    else:
+        raise AssertionError("an unknown parent name must raise")
