@@ -2,11 +2,20 @@
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import pathlib
+import shutil
 import sys
+import textwrap
 import time
+
+_DESCRIPTION = """Reproduce the tables and figures of the papers behind difimpact, paper beside ours.
+
+  difimpact list                  the experiments, the figure or table each reproduces, and its paper
+  difimpact reproduce             run them all: DIR/report.md, DIR/NAME/NAME.csv and the figures (PNG)
+  difimpact reproduce NAME ...    run some of them"""
 
 
 def _progress(quiet: bool):
@@ -34,7 +43,11 @@ def _write_csv(path: pathlib.Path, rows):
 
 
 def _section(exp, outcome, seconds) -> str:
-    lines = [f"## `{exp.name}` — seed {exp.seed}, {exp.target}", "", exp.description, ""]
+    paper = exp.reference.short() if exp.reference else f"seed {exp.seed}"
+    lines = [f"## `{exp.name}` — {paper}, {exp.target}", ""]
+    if exp.reference:
+        lines += [f"_{exp.reference}_" + (f" (seed {exp.seed})" if exp.seed else ""), ""]
+    lines += [exp.description, ""]
     if exp.units:
         lines += [f"Units: {exp.units}", ""]
     if outcome.markdown:
@@ -65,7 +78,7 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     report = out / "report.md"
     if not report.exists():
         report.write_text("# difimpact reproduction report\n\nPaper beside ours; ✓ = matches, ✗ = does not.\n\n")
-    progress = _progress(quiet or as_json and not sys.stderr.isatty())
+    progress = _progress(quiet or not sys.stderr.isatty())  # no bars (escape codes) in a piped log
     for exp in progress(experiments, desc="experiments"):
         start = time.perf_counter()
         outcome = exp.run(quick, progress)
@@ -79,7 +92,9 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
         with open(report, "a") as f:
             f.write(_section(exp, outcome, seconds))
         if as_json:
-            print(json.dumps({"experiment": exp.name, "rows": outcome.rows}, default=float), flush=True)
+            print(json.dumps({"experiment": exp.name, "paper": str(exp.reference or ""), "target": exp.target,
+                              "rows": outcome.rows, "checks": [dataclasses.asdict(c) for c in outcome.checks]},
+                             default=float), flush=True)
         else:
             ok = sum(c.ok for c in outcome.checks)
             print(f"{exp.name}: {len(outcome.rows)} rows, {ok}/{len(outcome.checks)} checks match, "
@@ -89,23 +104,52 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     return 0
 
 
+def _list(registry, verbose: bool) -> None:
+    """One line per experiment (name, target, paper) cut to the terminal's width, then the papers in full."""
+    width = shutil.get_terminal_size((100, 24)).columns
+    name_w = max(len(e.name) for e in registry.values()) + 2
+    target_w = max(len(e.target) for e in registry.values()) + 2
+    print(f"{'NAME':{name_w}}{'REPRODUCES':{target_w}}PAPER"[:width])
+    for e in registry.values():
+        paper = e.reference.short() if e.reference else ""
+        print(f"{e.name:{name_w}}{e.target:{target_w}}{paper}"[:width])
+        if verbose:
+            print(textwrap.fill(e.description, width, initial_indent="    ", subsequent_indent="    "))
+    papers = {r.short(): r for r in (e.reference for e in registry.values()) if r is not None}
+    if papers:
+        print("\nPapers:")
+        for short, ref in papers.items():
+            print(textwrap.fill(f"{short}: {ref}", width, subsequent_indent="    "))
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="difimpact", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the experiments")
-    rep = sub.add_parser("reproduce", help="run experiments (all by default)")
-    rep.add_argument("names", nargs="*", metavar="NAME")
-    rep.add_argument("--out", default="reproduce-out", type=pathlib.Path, help="output folder")
-    rep.add_argument("--json", action="store_true", help="print one JSON object per experiment")
-    rep.add_argument("--quick", action="store_true", help="coarse grids (CI)")
-    rep.add_argument("--quiet", action="store_true", help="no progress bars")
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="difimpact", description=_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"difimpact {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,reproduce}")
+    lst = sub.add_parser("list", help="list the experiments and their papers",
+                         description="List the experiments: name, the table or figure it reproduces, its paper.")
+    lst.add_argument("-v", "--verbose", action="store_true", help="also describe each experiment")
+    rep = sub.add_parser("reproduce", help="run experiments (all by default)",
+                         description="Run experiments and write DIR/report.md (paper beside ours, ✓ / ✗ per "
+                                     "statement), DIR/NAME/NAME.csv and the figures of each.")
+    rep.add_argument("names", nargs="*", metavar="NAME",
+                     help="an experiment to run, as named by `difimpact list` (default: all of them)")
+    rep.add_argument("--out", default="reproduce-out", type=pathlib.Path, metavar="DIR",
+                     help="output folder (default: reproduce-out)")
+    rep.add_argument("--json", action="store_true",
+                     help="print one JSON object per experiment: its paper, rows and checks")
+    rep.add_argument("--quick", action="store_true", help="coarse grids, compliant sweeps of seed 001 skipped (CI)")
+    rep.add_argument("--quiet", action="store_true", help="no progress bars (none are drawn unless stderr is a "
+                                                          "terminal)")
     args = parser.parse_args(argv)
 
     from ._experiments import REGISTRY, select
 
     if args.command == "list":
-        for e in REGISTRY.values():
-            print(f"{e.name:28s} seed {e.seed}  {e.target:22s} {e.description}")
+        _list(REGISTRY, args.verbose)
         return 0
     try:
         select(args.names)

@@ -50,6 +50,11 @@ def test_files(run):
     png = (folder / "fig6_xi.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     report = (out / "report.md").read_text()
-    assert "## `heelstrike-torso` — seed 002, Fig. 6" in report
+    assert "## `heelstrike-torso` — Ros et al. 2015, Fig. 6" in report
+    assert "_J. Ros, J. M. Font-Llagunes, A. Plaza & J. Kövecses (2015). Dynamic considerations" in report
     assert "![fig6_xi](heelstrike-torso/fig6_xi.png)" in report
     assert report.count("| ✓ |") + report.count("| ✗ |") >= 8
+    checks = lines[0]["checks"]  # --json carries the report's checks
+    assert [c["ok"] for c in checks].count(True) == report.count("| ✓ |")
+    assert len(checks) == report.count("| ✓ |") + report.count("| ✗ |")
+    assert set(checks[0]) == {"statement", "paper", "ours", "ok"} and lines[0]["paper"].startswith("J. Ros")

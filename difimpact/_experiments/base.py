@@ -7,6 +7,8 @@ nothing about files: :mod:`difimpact._cli` writes ``DIR/NAME/NAME.csv``, the PNG
 import dataclasses
 from typing import Callable, Sequence
 
+from .references import PAPERS, Reference
+
 Row = dict[str, float | int | str]
 
 
@@ -34,7 +36,8 @@ class Outcome:
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """A registered experiment. ``run(quick, progress)`` returns an :class:`Outcome`; ``progress`` wraps an
-    iterable with a progress bar (``tqdm`` in the CLI)."""
+    iterable with a progress bar (``tqdm`` in the CLI). `reference` is the publication it reproduces, `target`
+    the table or figure in it, `seed` the publication's number among the seed papers (empty for others)."""
 
     name: str
     seed: str
@@ -42,18 +45,22 @@ class Experiment:
     description: str
     run: Callable[[bool, Callable], Outcome]
     units: str = ""
+    reference: Reference | None = None
 
 
 REGISTRY: dict[str, Experiment] = {}
 
 
-def experiment(name: str, seed: str, target: str, description: str, units: str = ""):
-    """Decorator registering ``run(quick, progress) -> Outcome`` under ``name``."""
+def experiment(name: str, seed: str, target: str, description: str, units: str = "",
+               reference: Reference | None = None):
+    """Decorator registering ``run(quick, progress) -> Outcome`` under ``name``; `reference` defaults to the
+    seed paper ``PAPERS[seed]``."""
 
     def register(run):
         if name in REGISTRY:
             raise ValueError(f"experiment {name!r} registered twice")
-        REGISTRY[name] = Experiment(name, seed, target, description, run, units)
+        REGISTRY[name] = Experiment(name, seed, target, description, run, units,
+                                    reference if reference is not None else PAPERS.get(seed))
         return run
 
     return register

@@ -1,0 +1,55 @@
+"""The `difimpact` command's own interface: version, help, the experiment list."""
+
+import contextlib
+import io
+import os
+
+import pytest
+
+import difimpact
+from difimpact._cli import main
+from difimpact._experiments import REGISTRY
+
+
+def _run(argv, columns=None):
+    out = io.StringIO()
+    old = os.environ.get("COLUMNS")
+    if columns:
+        os.environ["COLUMNS"] = str(columns)
+    try:
+        with contextlib.redirect_stdout(out):
+            try:
+                code = main(argv)
+            except SystemExit as stop:
+                code = stop.code
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return code, out.getvalue()
+
+
+def test_version():
+    assert _run(["--version"]) == (0, f"difimpact {difimpact.__version__}\n")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["reproduce", "--help"], ["list", "--help"]])
+def test_help_is_plain_text(argv):
+    code, text = _run(argv)
+    assert code == 0 and "``" not in text and ":class:" not in text
+    if "reproduce" in argv:
+        assert "NAME" in text and "difimpact list" in text and "DIR" in text
+
+
+def test_list_fits_the_terminal_and_names_the_papers():
+    code, text = _run(["list"], columns=50)
+    assert code == 0 and max(len(line) for line in text.splitlines()) <= 50
+    code, text = _run(["list"], columns=80)
+    lines = text.splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= 80
+    for exp in REGISTRY.values():
+        line = next(line for line in lines if line.startswith(exp.name + " "))
+        assert exp.target in line and exp.reference.short() in line
+    for seed, title in (("000", "swing-through crutch gait"), ("003", "bipedal")):
+        assert any(title in line for line in lines), seed
