@@ -5,6 +5,7 @@ import csv
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import shutil
 import sys
@@ -60,6 +61,33 @@ def _section(exp, outcome, seconds) -> str:
         lines.append(f"![{fig}]({exp.name}/{fig}.png)")
     lines += ["", f"_{len(outcome.rows)} rows, {seconds:.1f} s._", ""]
     return "\n".join(lines)
+
+
+def _enable_compile_cache() -> pathlib.Path | None:
+    """Turn on JAX's persistent compilation cache, so that a second run reuses the programs the first compiled:
+    in ``$JAX_COMPILATION_CACHE_DIR`` when set, else in the user's cache folder (``$XDG_CACHE_HOME/difimpact/jax``,
+    by default ``~/.cache/difimpact/jax``; ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows).
+    ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off. Every program is stored, however short
+    its compile; JAX does not store programs that call back to Python (``equinox.error_if`` checks).
+
+    **Returns:** the cache folder, or ``None`` when the cache is off.
+    """
+    import jax
+
+    if os.environ.get("DIFIMPACT_NO_COMPILE_CACHE", "0") not in ("", "0"):
+        return None
+    folder = jax.config.jax_compilation_cache_dir
+    if not folder:
+        if sys.platform == "win32":
+            base = os.environ.get("LOCALAPPDATA") or pathlib.Path.home() / "AppData" / "Local"
+        elif sys.platform == "darwin":
+            base = pathlib.Path.home() / "Library" / "Caches"
+        else:
+            base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+        folder = pathlib.Path(base) / "difimpact" / "jax"
+        jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return pathlib.Path(folder)
 
 
 def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False) -> int:
@@ -144,6 +172,8 @@ def main(argv=None) -> int:
     rep.add_argument("--quick", action="store_true", help="coarse grids, compliant sweeps of seed 001 skipped (CI)")
     rep.add_argument("--quiet", action="store_true", help="no progress bars (none are drawn unless stderr is a "
                                                           "terminal)")
+    rep.add_argument("--no-cache", action="store_true",
+                     help="do not use the persistent compilation cache (also DIFIMPACT_NO_COMPILE_CACHE=1)")
     args = parser.parse_args(argv)
 
     from ._experiments import REGISTRY, select
@@ -155,6 +185,8 @@ def main(argv=None) -> int:
         select(args.names)
     except ValueError as err:
         parser.error(str(err))
+    if not args.no_cache:
+        _enable_compile_cache()
     return reproduce(args.names, args.out, args.json, args.quick, args.quiet)
 
 

@@ -1,10 +1,11 @@
 """The same command gives bit-identical outputs twice on the same machine (issue 8, item 4).
 
-``difimpact reproduce crutch-critical-friction biped-torso --quick`` runs twice, each in a fresh process;
-CSVs and figures must be byte-identical, and ``report.md`` too apart from its wall-clock lines
-(``_N rows, T s._``).
+``difimpact reproduce crutch-critical-friction biped-torso --quick`` runs twice, each in a fresh process, the
+second with the programs the first stored in the persistent compilation cache; CSVs and figures must be
+byte-identical, and ``report.md`` too apart from its wall-clock lines (``_N rows, T s._``).
 """
 
+import os
 import pathlib
 import re
 import subprocess
@@ -16,8 +17,15 @@ COMMAND = ["-m", "difimpact._cli", "reproduce", "crutch-critical-friction", "bip
 TIMING = re.compile(r"^_\d+ rows, [0-9.]+ s\._$", re.MULTILINE)
 
 
+def _env(cache_home: pathlib.Path, **extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR", "DIFIMPACT_NO_COMPILE_CACHE")}
+    return dict(env, XDG_CACHE_HOME=str(cache_home), **extra)
+
+
 def _run(out: pathlib.Path) -> dict[str, bytes]:
-    subprocess.run([sys.executable, *COMMAND, "--out", str(out)], check=True, capture_output=True, timeout=600)
+    env = _env(out.parent / "cache")
+    subprocess.run([sys.executable, *COMMAND, "--out", str(out)], check=True, capture_output=True, timeout=600,
+                   env=env)
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
@@ -34,3 +42,22 @@ def test_reproduce_twice_bit_identical(tmp_path):
             assert a == b
         else:
             assert first[name] == second[name], name
+
+
+@pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the cache folder is elsewhere there")
+def test_compile_cache_in_user_folder(tmp_path, monkeypatch):
+    """The CLI's persistent compilation cache lives in ``$XDG_CACHE_HOME/difimpact/jax`` and a compiled program
+    is written there (in a fresh process: the cache is a process-wide JAX setting); ``DIFIMPACT_NO_COMPILE_CACHE=1``
+    turns it off."""
+    code = ("import jax; from difimpact._cli import _enable_compile_cache; folder = _enable_compile_cache(); "
+            "jax.jit(lambda x: 2 * x + 1)(1.0).block_until_ready(); print(folder)")
+    done = subprocess.run([sys.executable, "-c", code], env=_env(tmp_path), check=True, capture_output=True,
+                          text=True, timeout=300)
+    folder = tmp_path / "difimpact" / "jax"
+    assert done.stdout.strip() == str(folder)
+    assert any(folder.glob("jit_*-cache")), list(folder.iterdir())
+
+    from difimpact._cli import _enable_compile_cache
+
+    monkeypatch.setenv("DIFIMPACT_NO_COMPILE_CACHE", "1")
+    assert _enable_compile_cache() is None
