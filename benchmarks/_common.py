@@ -194,37 +194,6 @@ def numpy_frictional_map(M, a_n, a_t, qdot, mu, rest_tol=1e-9):
             tau1 * i1[..., 1] + tau2 * i2[..., 1])
 
 
-def crutch_urdf(walker) -> str:
-    """The crutch walker as a URDF chain in the x-z plane (z up): prismatic x, z for the feet, then revolute
-    joints about +y, which turn a link's +z axis toward +x (our angle convention). The same writer as
-    ``tests/test_impact_frictional.py``, copied so that the benchmarks do not import the test suite."""
-    m, inertia, length, com = (np.asarray(a).tolist() for a in (walker.masses, walker.inertias, walker.lengths,
-                                                                 walker.com))
-    names = ("legs", "torso", "upper_arms", "forearms")
-
-    def link(i):
-        ii = inertia[i]
-        return (f'<link name="{names[i]}"><inertial><origin xyz="0 0 {com[i]!r}"/><mass value="{m[i]!r}"/>'
-                f'<inertia ixx="{ii!r}" iyy="{ii!r}" izz="{ii!r}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
-
-    def joint(name, kind, parent, child, axis, z=0.0):
-        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-                f'<origin xyz="0 0 {z!r}"/><axis xyz="{axis}"/>'
-                '<limit lower="-100" upper="100" effort="0" velocity="0"/></joint>')
-
-    parts = ['<robot name="crutch_walker"><link name="base"/><link name="slide_x"/><link name="slide_z"/>']
-    parts += [link(i) for i in range(4)] + ['<link name="tip"/>']
-    parts += [joint("q1", "prismatic", "base", "slide_x", "1 0 0"),
-              joint("q2", "prismatic", "slide_x", "slide_z", "0 0 1"),
-              joint("q3", "revolute", "slide_z", "legs", "0 1 0"),
-              joint("q4", "revolute", "legs", "torso", "0 1 0", length[0]),
-              joint("q5", "revolute", "torso", "upper_arms", "0 1 0", length[1]),
-              joint("q6", "revolute", "upper_arms", "forearms", "0 1 0", length[2]),
-              f'<joint name="tip_joint" type="fixed"><parent link="forearms"/><child link="tip"/>'
-              f'<origin xyz="0 0 {length[3]!r}"/></joint>', "</robot>"]
-    return "".join(parts)
-
-
 def seed000_states(n: int, seed: int = 0, mu_range=(0.5, 1.0), rest_fraction: float = 0.2):
     """``n`` pre-impact states of the default :class:`difimpact.CrutchWalker` drawn uniformly over seed 000's
     ranges (q3 in 3°…21°, q̇5 in −0.2…0.4 rad/s, μ in ``mu_range``) as float64 NumPy ``q, q̇, μ``. In a

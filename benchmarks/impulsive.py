@@ -11,7 +11,7 @@ import pinocchio as pin
 
 import difimpact as di
 from difimpact._linalg import solve_spd
-from _common import (NumpyCrutchWalker, compile_time, crutch_urdf, loop_time, machine, median_time, memory_bandwidth,
+from _common import (NumpyCrutchWalker, compile_time, loop_time, machine, median_time, memory_bandwidth,
                      numpy_frictional_map, parse_args, seed000_states, write)
 
 GOAL = 2e6  # impacts/s, float64, 2 CPU cores (issue 7)
@@ -85,8 +85,8 @@ def main():
     n_pin = 200 if args.quick else 2000
     q_s, qdot_s, _ = seed000_states(n_pin, seed=1)
     mu_s = np.ones(n_pin)  # μ = 1 > μ_c everywhere in the range: the impact ends sticking
-    model = pin.buildModelFromXML(crutch_urdf(walker))
-    data, frame = model.createData(), model.getFrameId("tip")
+    model = pin.buildModelFromXML(di.to_urdf(walker))
+    data, frame = model.createData(), model.getFrameId("Q")
     pin_out = pinocchio_loop(model, data, frame, q_s, qdot_s)
     fn_s, _, _ = compile_time(impacts, walker, *cast(q_s, qdot_s, mu_s))
     ours = fn_s(walker, *cast(q_s, qdot_s, mu_s))

@@ -48,6 +48,12 @@ from ._impact.frictional import (
     frictional_impact_map as frictional_impact_map,
     impulse_space_path as impulse_space_path,
 )
+from ._io import (
+    from_mjcf as from_mjcf,
+    from_urdf as from_urdf,
+    to_mjcf as to_mjcf,
+    to_urdf as to_urdf,
+)
 from ._models import (
     AbstractPlanarModel as AbstractPlanarModel,
     BipedWithTorso as BipedWithTorso,

@@ -146,8 +146,10 @@ class PlanarTree(eqx.Module):
             attach=as_float("Body.attach",
                             stack([jnp.stack([jnp.asarray(c, float) for c in b.attach]) for b in bodies])),
             point_local=as_float("Point.local",
-                                 stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points])),
-            point_radius=positive("Point.radius", stack([p.radius for p in points]), allow_zero=True),
+                                 stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points])
+                                 if points else jnp.zeros((0, 2))),
+            point_radius=positive("Point.radius", stack([p.radius for p in points]) if points else jnp.zeros(0),
+                                  allow_zero=True),
             g=positive("g", jnp.asarray(g, dtype=float), allow_zero=True),
             n=n,
             body_names=tuple(b.name for b in bodies),

@@ -43,39 +43,10 @@ def grid(walker):
 
 # -- Pinocchio cross-check ------------------------------------------------------------------------
 
-def crutch_urdf(model: di.CrutchWalker) -> str:
-    """The crutch walker as a URDF chain in the x-z plane (z up): prismatic x, z for the feet, then
-    revolute joints about +y, which turn a link's +z axis toward +x (our angle convention)."""
-    fields = (model.masses, model.inertias, model.lengths, model.com)
-    m, inertia, length, com = (np.asarray(a).tolist() for a in fields)
-    names = ("legs", "torso", "upper_arms", "forearms")
-
-    def link(i):
-        ii = inertia[i]
-        return (f'<link name="{names[i]}"><inertial><origin xyz="0 0 {com[i]!r}"/><mass value="{m[i]!r}"/>'
-                f'<inertia ixx="{ii!r}" iyy="{ii!r}" izz="{ii!r}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
-
-    def joint(name, kind, parent, child, axis, z=0.0):
-        return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-                f'<origin xyz="0 0 {z!r}"/><axis xyz="{axis}"/>'
-                '<limit lower="-100" upper="100" effort="0" velocity="0"/></joint>')
-
-    parts = ['<robot name="crutch_walker"><link name="base"/><link name="slide_x"/><link name="slide_z"/>']
-    parts += [link(i) for i in range(4)] + ['<link name="tip"/>']
-    parts += [joint("q1", "prismatic", "base", "slide_x", "1 0 0"),
-              joint("q2", "prismatic", "slide_x", "slide_z", "0 0 1"),
-              joint("q3", "revolute", "slide_z", "legs", "0 1 0"),
-              joint("q4", "revolute", "legs", "torso", "0 1 0", length[0]),
-              joint("q5", "revolute", "torso", "upper_arms", "0 1 0", length[1]),
-              joint("q6", "revolute", "upper_arms", "forearms", "0 1 0", length[2]),
-              f'<joint name="tip_joint" type="fixed"><parent link="forearms"/><child link="tip"/>'
-              f'<origin xyz="0 0 {length[3]!r}"/></joint>', "</robot>"]
-    return "".join(parts)
-
-
 @pytest.fixture(scope="module")
 def pin_walker(walker):
-    model = pin.buildModelFromXML(crutch_urdf(walker))
+    """Pinocchio's model of the walker's URDF (x-z plane, hinges about +y, the tip a frame named Q)."""
+    model = pin.buildModelFromXML(di.to_urdf(walker))
     return model, model.createData()
 
 
@@ -96,7 +67,7 @@ def test_sticking_end_matches_pinocchio_impulse_dynamics(walker, pin_walker, mu)
     model, data = pin_walker
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
     res = di.frictional_impact(walker, q, qdot, "Q", jnp.asarray(mu))
-    frame = model.getFrameId("tip")
+    frame = model.getFrameId("Q")
     J = pin.computeFrameJacobian(model, data, np.asarray(q), frame, pin.LOCAL_WORLD_ALIGNED)
     np.testing.assert_allclose(pin.updateFramePlacement(model, data, frame).translation[2], 0.0, atol=1e-10)
     A = J[[2, 0]]  # normal (z, our y), tangential (x)

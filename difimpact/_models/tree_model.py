@@ -1,9 +1,13 @@
+import equinox as eqx
+
 from .._tree import PlanarTree
 from .base import AbstractPlanarModel
 
 
 class TreeModel(AbstractPlanarModel):
-    """A model given directly by a :class:`~difimpact.PlanarTree` — for chains that are not built in.
+    """A model given directly by a :class:`~difimpact.PlanarTree` — for chains that are not built in, and
+    what the importers (:func:`~difimpact.from_mjcf`, :func:`~difimpact.from_urdf`,
+    :func:`~difimpact.from_osim`) return.
 
     ```python
     bodies = [Body(name="thigh", parent=None, coord=2, mass=7.0, inertia=0.1, com=(0.2, 0.0), offset=math.pi),
@@ -12,13 +16,24 @@ class TreeModel(AbstractPlanarModel):
     model = TreeModel(PlanarTree.build(4, bodies, [Point(name="foot", body="shank", local=(0.43, 0.0))]))
     ```
 
-    Its coordinates are named ``("x", "y", "q3", …)``: the base position, then one per joint.
+    **Arguments:**
+
+    - `planar_tree`: the tree.
+    - `names`: names of the ``n`` coordinates; by default ``("x", "y", "q3", …)``: the base position, then one
+      per joint.
     """
 
     planar_tree: PlanarTree
+    names: tuple[str, ...] | None = eqx.field(static=True, default=None)
+
+    def __check_init__(self):
+        if self.names is not None and len(self.names) != self.planar_tree.n:
+            raise ValueError(f"`names` must name the {self.planar_tree.n} coordinates, got {len(self.names)}.")
 
     @property
     def coordinate_names(self) -> tuple[str, ...]:
+        if self.names is not None:
+            return self.names
         return ("x", "y") + tuple(f"q{i}" for i in range(3, self.planar_tree.n + 1))
 
     def tree(self) -> PlanarTree:
