@@ -186,9 +186,9 @@ def test_crutch_walker_round_trip(round_trip, fmt, rng):
     np.testing.assert_allclose(grad_back.planar_tree.inertia, grad_model.inertias, rtol=1e-10, atol=1e-12)
 
 
-def test_exported_urdf_matches_pinocchio(round_trip, rng):
+def test_exported_urdf_matches_pinocchio(rng):
     """The URDF writer against Pinocchio: the model Pinocchio builds from it has the walker's M."""
-    walker, _ = round_trip
+    walker = di.CrutchWalker()
     qs = np.stack([_random_q(rng, 6) for _ in range(3)])
     np.testing.assert_allclose(jax.vmap(walker.mass_matrix)(jnp.asarray(qs)),
                                _pinocchio_mass_matrix(di.to_urdf(walker), walker.coordinate_names, qs),
