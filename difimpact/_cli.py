@@ -1,10 +1,8 @@
 """`difimpact` console command: ``difimpact list`` and ``difimpact reproduce [NAME ...]``."""
 
 import argparse
-import csv
 import dataclasses
 import json
-import math
 import os
 import pathlib
 import shutil
@@ -26,41 +24,6 @@ def _progress(quiet: bool):
         return tqdm(iterable, desc=desc, total=total, leave=False, disable=quiet, file=sys.stderr)
 
     return wrap
-
-
-def _format(v):
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else str(v)
-    return v
-
-
-def _write_csv(path: pathlib.Path, rows):
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=keys, lineterminator="\n")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: _format(r.get(k, "")) for k in keys})
-
-
-def _section(exp, outcome, seconds) -> str:
-    paper = exp.reference.short() if exp.reference else f"seed {exp.seed}"
-    lines = [f"## `{exp.name}` — {paper}, {exp.target}", ""]
-    if exp.reference:
-        lines += [f"_{exp.reference}_" + (f" (seed {exp.seed})" if exp.seed else ""), ""]
-    lines += [exp.description, ""]
-    if exp.units:
-        lines += [f"Units: {exp.units}", ""]
-    if outcome.markdown:
-        lines += [outcome.markdown.rstrip(), ""]
-    if outcome.checks:
-        lines += ["| | statement | paper | ours |", "|---|---|---|---|"]
-        lines += [f"| {'✓' if c.ok else '✗'} | {c.statement} | {c.paper} | {c.ours} |" for c in outcome.checks]
-        lines.append("")
-    for fig in outcome.figures:
-        lines.append(f"![{fig}]({exp.name}/{fig}.png)")
-    lines += ["", f"_{len(outcome.rows)} rows, {seconds:.1f} s._", ""]
-    return "\n".join(lines)
 
 
 def _enable_compile_cache() -> pathlib.Path | None:
@@ -91,44 +54,46 @@ def _enable_compile_cache() -> pathlib.Path | None:
 
 
 def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False) -> int:
+    """Run the experiments into `out` (layout and report: :mod:`difimpact._experiments.report`)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    from ._experiments import select
+    from ._experiments import report, select
 
     experiments = select(names)
     out.mkdir(parents=True, exist_ok=True)
-    report = out / "report.md"
-    if not report.exists():
-        report.write_text("# difimpact reproduction report\n\nPaper beside ours; ✓ = matches, ✗ = does not.\n\n")
+    command = " ".join(["difimpact reproduce", *names, *(["--quick"] if quick else [])])
+    run = report.start_run(out, [e.name for e in experiments], quick=quick, command=command)
     progress = _progress(quiet or not sys.stderr.isatty())  # no bars (escape codes) in a piped log
-    for exp in progress(experiments, desc="experiments"):
-        start = time.perf_counter()
-        outcome = exp.run(quick, progress)
-        seconds = time.perf_counter() - start
-        folder = out / exp.name
-        folder.mkdir(exist_ok=True)
-        _write_csv(folder / f"{exp.name}.csv", outcome.rows)
-        for fname, fig in outcome.figures.items():
-            fig.savefig(folder / f"{fname}.png", dpi=120, metadata={"Software": None})
-            plt.close(fig)
-        with open(report, "a") as f:
-            f.write(_section(exp, outcome, seconds))
-        if as_json:
-            print(json.dumps({"experiment": exp.name, "paper": str(exp.reference or ""), "target": exp.target,
-                              "rows": outcome.rows, "checks": [dataclasses.asdict(c) for c in outcome.checks]},
-                             default=float), flush=True)
-        else:
-            ok = sum(c.ok for c in outcome.checks)
-            print(f"{exp.name}: {len(outcome.rows)} rows, {ok}/{len(outcome.checks)} checks match, "
-                  f"{seconds:.1f} s -> {folder}", file=sys.stderr)
+    exp = None
+    try:
+        for exp in progress(experiments, desc="experiments"):
+            start = time.perf_counter()
+            outcome = exp.run(quick, progress)
+            seconds = time.perf_counter() - start
+            folder = report.save_outcome(out, exp, outcome, quick=quick, run=run, seconds=seconds)
+            report.update_run(out, finished=exp.name)
+            if as_json:
+                print(json.dumps({"experiment": exp.name, "paper": str(exp.reference or ""), "target": exp.target,
+                                  "rows": outcome.rows, "checks": [dataclasses.asdict(c) for c in outcome.checks]},
+                                 default=float), flush=True)
+            else:
+                ok = sum(c.ok for c in outcome.checks)
+                print(f"{exp.name}: {len(outcome.rows)} rows, {ok}/{len(outcome.checks)} checks match, "
+                      f"{seconds:.1f} s -> {folder}", file=sys.stderr)
+    except BaseException as err:
+        interrupted = isinstance(err, KeyboardInterrupt)
+        report.update_run(out, state="interrupted" if interrupted else "failed", stopped_in=exp and exp.name,
+                          error=None if interrupted else f"{type(err).__name__}: {err}"[:300])
+        print(f"run {'interrupted' if interrupted else 'failed'}; report: {out / report.REPORT}", file=sys.stderr)
+        raise
+    report.update_run(out, state="complete")
     if not as_json:
-        print(f"report: {report}", file=sys.stderr)
+        print(f"report: {out / report.REPORT}", file=sys.stderr)
     return 0
 
 

@@ -2,9 +2,11 @@
 
 ``difimpact reproduce crutch-critical-friction biped-torso --quick`` runs twice, each in a fresh process, the
 second with the programs the first stored in the persistent compilation cache; CSVs and figures must be
-byte-identical, and ``report.md`` too apart from its wall-clock lines (``_N rows, T s._``).
+byte-identical, and ``report.md`` and each ``result.json`` too apart from their wall-clock times
+(``_N rows, T s._``, ``"seconds"``).
 """
 
+import json
 import os
 import pathlib
 import re
@@ -40,6 +42,10 @@ def test_reproduce_twice_bit_identical(tmp_path):
             a, b = (TIMING.sub("", d[name].decode()) for d in (first, second))
             assert TIMING.search(first[name].decode())  # the stripped lines exist
             assert a == b
+        elif name.endswith("result.json"):
+            a, b = (json.loads(d[name]) for d in (first, second))
+            assert a.pop("seconds") >= 0 and b.pop("seconds") >= 0
+            assert a == b, name
         else:
             assert first[name] == second[name], name
 

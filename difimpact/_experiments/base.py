@@ -1,7 +1,8 @@
 """Experiments of `difimpact reproduce`: one per table or figure of the seed papers.
 
 An experiment computes flat rows (the CSV), draws its figures and checks the paper's statements. It knows
-nothing about files: :mod:`difimpact._cli` writes ``DIR/NAME/NAME.csv``, the PNGs and ``report.md``.
+nothing about files: :mod:`difimpact._experiments.report` writes ``DIR/NAME/NAME.csv``, the PNGs, the
+experiment's ``result.json`` and ``report.md``, which :mod:`difimpact._cli` calls after each experiment.
 """
 
 import dataclasses

@@ -1,0 +1,98 @@
+"""`difimpact reproduce`'s report is rebuilt from the files on disk: one section per experiment, quick or full
+marked, and a run that was cut short says so. Fake experiments (no JAX work) keep this cheap; the real ones are
+run by tests/test_reproduce_seed00*.py."""
+
+import json
+import re
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from difimpact._cli import main  # noqa: E402
+from difimpact._experiments.base import Experiment, Outcome, REGISTRY, check_that  # noqa: E402
+
+
+def _fake(name, fail=None):
+    """An experiment whose rows and figure depend on `quick` (3 rows quick, 6 full); `fail` is raised instead."""
+
+    def run(quick, progress):
+        if fail is not None:
+            raise fail
+        n = 3 if quick else 6
+        fig, ax = plt.subplots()
+        ax.plot(range(n))
+        return Outcome([{"x": i, "y": i * i} for i in range(n)], {"fig": fig}, [check_that("s", "p", "o", True)])
+
+    return Experiment(name, "000", "Fig. 0", f"fake {name}", run)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    def register(*experiments):
+        for e in experiments:
+            monkeypatch.setitem(REGISTRY, e.name, e)
+    return register
+
+
+def _reproduce(out, *args):
+    return main(["reproduce", *args, "--out", str(out), "--quiet"])
+
+
+def _sections(report):
+    return re.findall(r"^## `([^`]+)` — .* · (quick|full)$", report, re.MULTILINE)
+
+
+def _consistent(out, report):
+    """Every linked figure exists, every experiment folder has one section, each CSV has the rows it says."""
+    for link in re.findall(r"\]\(([^)]+\.png)\)", report):
+        assert (out / link).is_file(), link
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert sorted(name for name, _ in _sections(report)) == folders
+    for name in folders:
+        result = json.loads((out / name / "result.json").read_text())
+        rows = (out / name / f"{name}.csv").read_text().splitlines()
+        assert len(rows) == result["rows"] + 1
+        assert f"_{result['rows']} rows," in report
+
+
+def test_rerun_one_experiment_replaces_its_section(tmp_path, fakes):
+    fakes(_fake("fake-a"), _fake("fake-b"))
+    assert _reproduce(tmp_path, "fake-a", "fake-b") == 0
+    assert _sections((tmp_path / "report.md").read_text()) == [("fake-a", "full"), ("fake-b", "full")]
+    assert _reproduce(tmp_path, "fake-a", "--quick") == 0
+    report = (tmp_path / "report.md").read_text()
+    assert _sections(report) == [("fake-a", "quick"), ("fake-b", "full")]  # one section each, marked
+    assert "Quick run (`--quick`)" in report and "Written by run 2." in report and "Written by run 1." in report
+    assert "Run 2 (`difimpact reproduce fake-a --quick`, quick) finished all 1 experiment(s)" in report
+    _consistent(tmp_path, report)
+    assert len((tmp_path / "fake-a" / "fake-a.csv").read_text().splitlines()) == 4  # the quick rows, not mixed
+
+
+def test_interrupted_run_says_so(tmp_path, fakes):
+    fakes(_fake("fake-a"), _fake("fake-b", KeyboardInterrupt()), _fake("fake-c"))
+    with pytest.raises(KeyboardInterrupt):
+        _reproduce(tmp_path, "fake-a", "fake-b", "fake-c")
+    report = (tmp_path / "report.md").read_text()
+    assert "**Run 1 (`difimpact reproduce fake-a fake-b fake-c`, full) was interrupted** (Ctrl-C) during `fake-b`" \
+        in report
+    assert "did not finish: `fake-b`, `fake-c`." in report
+    assert _sections(report) == [("fake-a", "full")]
+    _consistent(tmp_path, report)
+    assert not list(tmp_path.glob(".*partial"))
+
+
+def test_failed_run_keeps_the_earlier_result_and_says_so(tmp_path, fakes):
+    fakes(_fake("fake-a"))
+    assert _reproduce(tmp_path, "fake-a") == 0
+    fakes(_fake("fake-a", RuntimeError("solver diverged")))
+    with pytest.raises(RuntimeError):
+        _reproduce(tmp_path, "fake-a", "--quick")
+    report = (tmp_path / "report.md").read_text()
+    assert "**Run 2 (`difimpact reproduce fake-a --quick`, quick) failed** in `fake-a`: RuntimeError: solver " \
+           "diverged" in report
+    assert "earlier runs: `fake-a` (run 1, full)" in report
+    assert _sections(report) == [("fake-a", "full")]
+    _consistent(tmp_path, report)
