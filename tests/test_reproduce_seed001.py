@@ -36,7 +36,7 @@ def test_files_and_keys(run):
         assert (out / name / f"{fig}.png").stat().st_size > 10_000
         csv = (out / name / f"{name}.csv").read_text().splitlines()
         assert len(csv) == len(rows[name]) + 1
-        assert f"## `{name}` — seed 001" in report
+        assert f"## `{name}` — Font-Llagunes et al. 2010, " in report
         assert f"![{fig}]({name}/{fig}.png)" in report
 
 

@@ -29,7 +29,7 @@ def test_files_and_keys(run):
     for name in NAMES:
         csv = (out / name / f"{name}.csv").read_text().splitlines()
         assert len(csv) == len(rows[name]) + 1
-        assert f"## `{name}` — seed 003" in report
+        assert f"## `{name}` — Font & Kövecses 2008, " in report
         assert len(list((out / name).glob("*.png"))) == 3
     assert "✗" not in report.split("\n", 3)[3]
 
