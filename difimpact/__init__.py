@@ -50,6 +50,7 @@ from ._impact.frictional import (
 )
 from ._io import (
     from_mjcf as from_mjcf,
+    from_osim as from_osim,
     from_urdf as from_urdf,
     to_mjcf as to_mjcf,
     to_urdf as to_urdf,

@@ -77,7 +77,8 @@ WALKER_URDF = """
   </joint>
   <link name="thigh"><inertial><origin xyz="0.01 0 -0.2"/><mass value="8"/>
     <inertia ixx="0.15" iyy="0.16" izz="0.03" ixy="0" ixz="0.002" iyz="0"/></inertial></link>
-  <joint name="hip" type="revolute"><parent link="pelvis"/><child link="thigh"/><origin xyz="0 -0.08 -0.05" rpy="0 0.2 0"/>
+  <joint name="hip" type="revolute"><parent link="pelvis"/><child link="thigh"/>
+    <origin xyz="0 -0.08 -0.05" rpy="0 0.2 0"/>
     <axis xyz="0 -1 0"/><limit lower="-3" upper="3" effort="0" velocity="0"/></joint>
   <link name="shank"><inertial><origin xyz="0 0 -0.18"/><mass value="3.5"/>
     <inertia ixx="0.05" iyy="0.05" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>

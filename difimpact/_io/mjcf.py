@@ -58,8 +58,8 @@ def _base(m, d, name, root) -> tuple[Base, np.ndarray | None]:
     up = -m.opt.gravity / np.linalg.norm(m.opt.gravity) if np.any(m.opt.gravity) else np.array([0.0, 0.0, 1.0])
     vertical = [abs(d.xaxis[j] @ up) > 1 - 1e-9 for j in slides]
     if sum(vertical) != 1:
-        raise ValueError(f"slides {[name(_JOINT, j) for j in slides]} of body {name(_BODY, root)!r}: one must be vertical "
-                         "and one horizontal.")
+        raise ValueError(f"slides {[name(_JOINT, j) for j in slides]} of body {name(_BODY, root)!r}: one must be "
+                         "vertical and one horizontal.")
     jy, jx = (slides[0], slides[1]) if vertical[0] else (slides[1], slides[0])
     if d.xaxis[jy] @ up < 0:
         raise ValueError(f"slide {name(_JOINT, jy)!r} points down; the base's vertical slide must point up.")
@@ -107,8 +107,8 @@ def from_mjcf(source, *, points=None) -> TreeModel:
         for j in joints:
             if m.jnt_type[j] != _HINGE:
                 kind = {0: "free", 1: "ball", 2: "slide"}[int(m.jnt_type[j])]
-                raise ValueError(f"joint {name(_JOINT, j)!r} of body {name(_BODY, b)!r} is a {kind} joint: the model is "
-                                 "not a planar tree of hinges.")
+                raise ValueError(f"joint {name(_JOINT, j)!r} of body {name(_BODY, b)!r} is a {kind} joint: the model "
+                                 "is not a planar tree of hinges.")
         if len(joints) > 1:
             raise ValueError(f"body {name(_BODY, b)!r} has {len(joints)} hinges; a planar tree has one per body.")
         j = joints[0] if joints else None
