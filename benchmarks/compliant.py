@@ -178,16 +178,17 @@ def main():
                                            if n == batches[-1] else {}))
 
     # -- profile: the right-hand side alone, batched as in the largest batch ----------------------------
-    from difimpact._compliant import _Modes, _vector_field
+    from difimpact._compliant.state import ContactModes
+    from difimpact._compliant.system import CompliantContactSystem
 
     n = batches[-1]
     contact = di.seed000_tip_contact()
     y = jnp.concatenate([jnp.zeros((n, 6)), jnp.asarray(qdot[:n]), jnp.zeros((n, 5))], axis=1)
-    modes = _Modes(jnp.ones(1, bool), jnp.zeros(1, bool), jnp.ones(1))
+    modes = ContactModes(jnp.ones(1, bool), jnp.zeros(1, bool), jnp.ones(1), jnp.full(1, jnp.inf))
 
     def rhs(walker, q0, y):
         """``LOOP`` chained evaluations inside one compiled loop: the in-graph cost, without dispatch."""
-        f = jax.vmap(lambda a, b: _vector_field(0.0, b, (walker, (contact,), a, modes, None)))
+        f = jax.vmap(lambda a, b: CompliantContactSystem(walker, (contact,), a, "compression").vector_field(0.0, b, modes))
         return jax.lax.fori_loop(0, LOOP, lambda i, y: y + 1e-9 * f(q0, y), y)
 
     fn, _, _ = compile_time(rhs, walker, jnp.asarray(q[:n]), y)

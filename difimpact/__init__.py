@@ -15,13 +15,17 @@ from ._compliant import (
     compliant_impact as compliant_impact,
     CompliantResult as CompliantResult,
     CompliantResults as CompliantResults,
-    Contact as Contact,
     History as History,
     seed000_tip_contact as seed000_tip_contact,
 )
 from ._contact import (
+    AbstractElasticStickLaw as AbstractElasticStickLaw,
+    AbstractExactStickLaw as AbstractExactStickLaw,
     AbstractFrictionLaw as AbstractFrictionLaw,
     AbstractNormalLaw as AbstractNormalLaw,
+    AbstractSmoothFrictionLaw as AbstractSmoothFrictionLaw,
+    AbstractStickSlipLaw as AbstractStickSlipLaw,
+    Contact as Contact,
     Coulomb as Coulomb,
     damping_from_restitution as damping_from_restitution,
     effective_modulus as effective_modulus,
@@ -64,6 +68,12 @@ from ._models import (
     SevenLinkHuman as SevenLinkHuman,
     TreeModel as TreeModel,
 )
+from ._hybrid import (
+    AbstractHybridSystem as AbstractHybridSystem,
+    HybridResults as HybridResults,
+    HybridSolution as HybridSolution,
+    solve_hybrid as solve_hybrid,
+)
 from ._examples import (
     ankle_blocking as ankle_blocking,
     biped_torso as biped_torso,
@@ -80,6 +90,7 @@ from ._objectives import (
     post_impact_velocity as post_impact_velocity,
     sliding_margin as sliding_margin,
 )
+from ._results import RESULTS as RESULTS
 from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult
 from ._sweep import grid as grid, sweep as sweep
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point

@@ -10,7 +10,8 @@ they are differentiable, so the gradient with respect to a posture angle include
 geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an implicit-function derivative).
 """
 
-from ._compliant import Contact, compliant_impact
+from ._compliant import compliant_impact
+from ._contact import Contact
 from ._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
 from ._impact.constrained import impact
 from ._impact.frictional import frictional_impact

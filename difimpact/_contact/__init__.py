@@ -1,6 +1,14 @@
 """Contact laws: what happens in finite time at one contact."""
 
-from .base import AbstractFrictionLaw as AbstractFrictionLaw, AbstractNormalLaw as AbstractNormalLaw
+from .base import (
+    AbstractElasticStickLaw as AbstractElasticStickLaw,
+    AbstractExactStickLaw as AbstractExactStickLaw,
+    AbstractFrictionLaw as AbstractFrictionLaw,
+    AbstractNormalLaw as AbstractNormalLaw,
+    AbstractSmoothFrictionLaw as AbstractSmoothFrictionLaw,
+    AbstractStickSlipLaw as AbstractStickSlipLaw,
+)
+from .contact import Contact as Contact
 from .coulomb import Coulomb as Coulomb
 from .hertz import (
     damping_from_restitution as damping_from_restitution,

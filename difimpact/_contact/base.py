@@ -1,8 +1,6 @@
 """Abstract contact laws: the normal force from indentation, the tangential force from slip."""
 
 import abc
-from typing import ClassVar
-
 import equinox as eqx
 import jax.numpy as jnp
 
@@ -47,17 +45,12 @@ class AbstractNormalLaw(eqx.Module):
 class AbstractFrictionLaw(eqx.Module):
     """A tangential force law at a point contact with friction coefficient ``mu``.
 
-    ``hybrid`` laws have two regimes that the compliant solver tracks as phases with switching events:
-    sliding, ``F_t = −μ σ F_n`` (seed 000, eq. 38), and stick, entered when the slip velocity reaches zero
-    and left when ``|F_t|`` reaches ``μ F_n``. In stick, ``exact_stick`` laws (:class:`Coulomb`) hold the
-    contact point still with a multiplier; the others (:class:`TangentialSpring`) apply :meth:`force` of an
-    elastic displacement ``z`` integrated with :meth:`displacement_rate` (``ż = 0`` while sliding). The
-    other laws are smooth functions of the slip velocity ``v_t``, with no regimes.
+    A law says how the compliant solver treats it by its type: an :class:`AbstractSmoothFrictionLaw` is a
+    smooth function of the state, an :class:`AbstractStickSlipLaw` has a sliding and a stick regime that the
+    solver tracks as phases.
     """
 
     mu: eqx.AbstractVar[Scalar]
-    hybrid: ClassVar[bool] = False
-    exact_stick: ClassVar[bool] = False
 
     @abc.abstractmethod
     def force(self, normal_force: Scalar, slip_velocity: Scalar, displacement: Scalar,
@@ -66,10 +59,39 @@ class AbstractFrictionLaw(eqx.Module):
 
     def displacement_rate(self, normal_force: Scalar, slip_velocity: Scalar, displacement: Scalar,
                           delta: Scalar) -> Scalar:
-        """``ż`` of the tangential displacement; zero for laws without one."""
+        """``ż`` of the tangential displacement ``z``; zero for laws without one."""
         return jnp.zeros_like(slip_velocity)
 
+
+class AbstractSmoothFrictionLaw(AbstractFrictionLaw):
+    """A friction law that is a smooth function ``F_t(F_n, v_t, z, δ)`` of the state, with no regimes:
+    :meth:`force` applies at every instant (e.g. :class:`RegularisedCoulomb`). The compliant solver defaults
+    to an implicit solver for these laws, whose ``∂F_t/∂v_t`` is usually large."""
+
+
+class AbstractStickSlipLaw(AbstractFrictionLaw):
+    """A friction law with two regimes that the compliant solver tracks as phases with switching events:
+    sliding, ``F_t = −μ σ F_n`` (seed 000, eq. 38; :meth:`sliding_force`), and stick, entered when the slip
+    velocity ``σ v_t`` reaches zero and left when ``|F_t|`` reaches ``μ F_n``. How it sticks is said by the
+    subclass: :class:`AbstractExactStickLaw` or :class:`AbstractElasticStickLaw`."""
+
+    def sliding_force(self, normal_force: Scalar, sigma: Scalar) -> Scalar:
+        """``F_t = −μ σ F_n`` with ``σ = ±1`` the sliding direction (seed 000, eq. 38)."""
+        return -self.mu * sigma * normal_force
+
+
+class AbstractExactStickLaw(AbstractStickSlipLaw):
+    """A stick–slip law whose stick is rigid: the contact point is held still by a Lagrange multiplier
+    ``λ``, valid while ``|λ| ≤ μ F_n`` (seed 000, §4.2; :class:`Coulomb`). A contact at tangential rest
+    sticks when its multiplier is inside the friction cone, else it slides the way ``λ`` pushes."""
+
+
+class AbstractElasticStickLaw(AbstractStickSlipLaw):
+    """A stick–slip law whose stick is elastic: :meth:`force` of a tangential displacement ``z`` integrated
+    with ``ż =`` :meth:`displacement_rate` (``ż = 0`` while sliding); no constraint row
+    (:class:`TangentialSpring`). The contact enters stick at onset with ``z = 0`` and always enters it when
+    sliding stops, with the ``z`` of :meth:`stick_displacement` (``F_t`` continuous)."""
+
+    @abc.abstractmethod
     def stick_displacement(self, friction_force: Scalar, delta: Scalar) -> Scalar:
-        """``z`` at which :meth:`force` equals ``friction_force``: the state a hybrid law enters stick with,
-        so that ``F_t`` is continuous; zero for laws without a displacement."""
-        return jnp.zeros_like(friction_force)
+        """``z`` at which :meth:`force` equals ``friction_force`` at indentation ``δ``."""

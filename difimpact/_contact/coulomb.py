@@ -1,13 +1,11 @@
-from typing import ClassVar
-
 import jax.numpy as jnp
 
 from .._custom_types import Scalar, ScalarLike
 from .._validation import positive
-from .base import AbstractFrictionLaw
+from .base import AbstractExactStickLaw
 
 
-class Coulomb(AbstractFrictionLaw):
+class Coulomb(AbstractExactStickLaw):
     r"""Coulomb friction with true stick (seed 000, §4.2 and eq. 38), ``μ_s = μ``.
 
     While sliding, :math:`F_t = -\mu\,\sigma F_n` with ``σ`` the sign of the slip velocity; while sticking,
@@ -20,8 +18,6 @@ class Coulomb(AbstractFrictionLaw):
     """
 
     mu: Scalar
-    hybrid: ClassVar[bool] = True
-    exact_stick: ClassVar[bool] = True
 
     def __init__(self, mu: ScalarLike):
         self.mu = positive("mu", mu, allow_zero=True)

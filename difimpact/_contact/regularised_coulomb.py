@@ -2,10 +2,10 @@ import jax.numpy as jnp
 
 from .._custom_types import Scalar, ScalarLike
 from .._validation import positive
-from .base import AbstractFrictionLaw
+from .base import AbstractSmoothFrictionLaw
 
 
-class RegularisedCoulomb(AbstractFrictionLaw):
+class RegularisedCoulomb(AbstractSmoothFrictionLaw):
     r"""Smooth Coulomb friction :math:`F_t = -\mu F_n \tanh(v_t / v_\varepsilon)`.
 
     Smooth in the state, so no stick/slip events, at two prices. Bias against exact :class:`Coulomb`:

@@ -1,14 +1,12 @@
-from typing import ClassVar
-
 import jax.numpy as jnp
 
 from .._custom_types import Scalar, ScalarLike
 from .._validation import positive
-from .base import AbstractFrictionLaw, safe_power
+from .base import AbstractElasticStickLaw, safe_power
 from .hertz import mindlin_stiffness
 
 
-class TangentialSpring(AbstractFrictionLaw):
+class TangentialSpring(AbstractElasticStickLaw):
     r"""Mindlin tangential spring capped by Coulomb friction (seed 001, eqs. 17–19), a hybrid law:
 
     .. math:: \text{stick:}\ F_t = -k_t \delta^{1/2} z,\ \dot z = v_t; \qquad
@@ -40,7 +38,6 @@ class TangentialSpring(AbstractFrictionLaw):
 
     stiffness: Scalar
     mu: Scalar
-    hybrid: ClassVar[bool] = True
 
     def __init__(self, stiffness: ScalarLike, mu: ScalarLike):
         self.stiffness = positive("stiffness", stiffness)

@@ -49,8 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._compliant import CompliantResults, Contact, compliant_impact
-from .._contact import Coulomb, HuntCrossley, damping_from_restitution, hertz_stiffness
+from .._compliant import CompliantResults, compliant_impact
+from .._contact import Contact, Coulomb, HuntCrossley, damping_from_restitution, hertz_stiffness
 from .._impact.constrained import constrained_impact
 from .._models import CompassGait, CrutchWalker
 from .base import Outcome, check_that, experiment

@@ -1,0 +1,13 @@
+"""Contacts of the papers."""
+
+from .._contact import Contact, Coulomb, HuntCrossley, hertz_stiffness
+from .._validation import as_float
+
+
+def seed000_tip_contact(kn_factor: float = 1.0, chi_factor: float = 1.0, mu: float = 0.75) -> Contact:
+    """The crutch tip ``Q`` of seed 000 (§5): Hunt–Crossley with Hertz stiffness of an elastomer sphere
+    ``R_s = 0.05 m, E_s = 0.1 GPa, ν_s = 0.5`` on concrete ``E_p = 30 GPa, ν_p = 0.2`` (eqs. 36–37),
+    ``χ = 10⁷ N s/m^2.5``, scaled by ``kn_factor`` and ``chi_factor`` (Table 3), and exact Coulomb
+    friction ``mu``."""
+    k_n = hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2) * as_float("kn_factor", kn_factor)
+    return Contact("Q", HuntCrossley(k_n, 1e7 * as_float("chi_factor", chi_factor)), Coulomb(mu))

@@ -1,0 +1,176 @@
+"""The entry point of the compliant contact phase, :func:`compliant_impact`, and its solution."""
+
+from typing import Literal
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._contact import AbstractSmoothFrictionLaw, Contact
+from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
+from .._hybrid import HybridResults, HybridSolution, solve_hybrid
+from .._models import AbstractPlanarModel
+from .._validation import as_float, check, positive
+from .peak import peak_force
+from .dynamics import evaluate
+from .regimes import initial_modes, TOUCH
+from .state import ContactModes, MM, MS, PhaseState
+from .system import CompliantContactSystem
+
+
+class CompliantResults(HybridResults):  # pyright: ignore
+    """Outcomes of :func:`compliant_impact` (those of the phase engine)."""
+
+
+class History(eqx.Module):
+    """Per accepted step records (padded with ``inf`` in ``t`` after the last step): ``t`` [s] from the
+    start, and per contact ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and the loading rate ``dF_n`` = ``dF_n/dt``
+    [N/s]; shape ``(max_phases * max_steps, ...)``."""
+
+    t: Float[Array, " s"]
+    F_n: Float[Array, "s k"]
+    F_t: Float[Array, "s k"]
+    v_n: Float[Array, "s k"]
+    v_t: Float[Array, "s k"]
+    dF_n: Float[Array, "s k"]
+
+
+class CompliantResult(eqx.Module):
+    """Output of :func:`compliant_impact`; per-contact quantities have shape ``(k,)`` in ``contacts`` order.
+
+    - `q`, `qdot`: state at the end event. `duration` [s].
+    - `P_n`, `P_t`: impulses of the normal and tangential forces [N s]; `W_n`, `W_t`: their works [J].
+    - `peak_Fn`: maximum normal force [N], interpolated between accepted steps (:func:`peak_force`).
+    - `stick_time`: time [s] of the first slide → stick switch (``inf`` if none); `final_stick`: sticking
+      at the end; `n_phases`: number of phases solved; `n_steps`: accepted steps, all phases; `result`: a
+      :class:`CompliantResults` item.
+    - `history`: a :class:`History` if requested, else ``None``.
+    """
+
+    q: Config
+    qdot: Velocity
+    duration: Scalar
+    P_n: Float[Array, " k"]
+    P_t: Float[Array, " k"]
+    W_n: Float[Array, " k"]
+    W_t: Float[Array, " k"]
+    peak_Fn: Float[Array, " k"]
+    stick_time: Float[Array, " k"]
+    final_stick: Bool[Array, " k"]
+    n_phases: Int[Array, ""]
+    n_steps: Int[Array, ""]
+    result: CompliantResults
+    history: History | None
+
+
+def _check_contacts(model: AbstractPlanarModel, contacts, end: str) -> tuple[Contact, ...]:
+    if end not in ("compression", "separation"):
+        raise ValueError(f"`end` must be 'compression' or 'separation', got {end!r}.")
+    contacts = tuple(contacts)
+    if not contacts or not all(isinstance(c, Contact) for c in contacts):
+        raise ValueError("`contacts` must be a non-empty tuple of `Contact`.")
+    missing = [c.point for c in contacts if c.point not in model.point_names]
+    if missing:
+        raise ValueError(f"`contacts` name points {missing} that the model does not have "
+                         f"(it has {model.point_names}).")
+    return contacts
+
+
+def _initial_state(system: CompliantContactSystem, qdot0: Velocity):
+    """The flat initial state, checked to be an impact (the first contact not already separating), and the
+    initial regimes."""
+    n, k = system.q0.shape[0], len(system.contacts)
+    y0 = jnp.concatenate([jnp.zeros(n), qdot0, jnp.zeros(5 * k)])
+    e = evaluate(system.model, system.contacts, system.q0, y0, ContactModes.open(k))
+    qdot0 = check(qdot0, (e.delta[0] >= -TOUCH) & (e.v_n[0] >= 0),
+                  f"the first contact {system.contacts[0].point!r} starts in contact (δ ≥ 0) but is already "
+                  "separating (v_n ≥ 0): there is no impact to integrate.")
+    y0 = y0.at[n:2 * n].set(qdot0)
+    return y0, initial_modes(system.model, system.contacts, system.q0, y0, e)
+
+
+def _default_solver(contacts: tuple[Contact, ...]) -> diffrax.AbstractSolver:
+    """``Kvaerno5`` with a smooth friction law (stiff: ``∂F_t/∂v_t = μF_n/v_ε``), else ``Tsit5``."""
+    smooth = any(isinstance(c.friction_law, AbstractSmoothFrictionLaw) for c in contacts)
+    return diffrax.Kvaerno5() if smooth else diffrax.Tsit5()
+
+
+def _solution(system: CompliantContactSystem, sol: HybridSolution, history: bool) -> CompliantResult:
+    """The solution in SI units, with the interpolated peak force of each contact."""
+    n, k = system.q0.shape[0], len(system.contacts)
+    rec = sol.records
+    peak = jax.vmap(peak_force, in_axes=(None, 1, 1))(sol.ts, rec.F_n, rec.dF_n)
+    end = PhaseState.unpack(sol.y, n, k)
+    return CompliantResult(
+        q=system.q0 + end.dq * MM, qdot=end.qdot, duration=sol.t * MS, P_n=end.P_n, P_t=end.P_t, W_n=end.W_n,
+        W_t=end.W_t, peak_Fn=jnp.maximum(peak, 0.0), stick_time=sol.mode.stick_time * MS,
+        final_stick=sol.mode.stick & sol.mode.active, n_phases=sol.n_phases, n_steps=sol.n_steps,
+        result=CompliantResults.promote(sol.result),
+        history=History(sol.ts * MS, rec.F_n, rec.F_t, rec.v_n, rec.v_t, rec.dF_n) if history else None,
+    )
+
+
+@eqx.filter_jit
+def compliant_impact(
+    model: AbstractPlanarModel,
+    q0: Config,
+    qdot0: Velocity,
+    contacts: tuple[Contact, ...],
+    *,
+    end: Literal["compression", "separation"] = "compression",
+    solver: diffrax.AbstractSolver | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    t_max: float = 0.5,
+    max_steps: int = 4096,
+    max_phases: int = 4,
+    adjoint: diffrax.AbstractAdjoint = diffrax.RecursiveCheckpointAdjoint(),
+    history: bool = False,
+    throw: bool = True,
+) -> CompliantResult:
+    r"""Integrate the compliant contact phase from ``(q0, qdot0)`` to its end event.
+
+    The first contact in ``contacts`` is the impacting one: the phase ends at its end of compression
+    (``v_n = 0``, seed 000 §5) or, with ``end="separation"``, when its normal force returns to zero.
+    The other contacts stay compliant throughout (they may open and close). The forces are those of
+    :mod:`~difimpact._compliant.dynamics`; the phases (contact onset and separation, stick and slip
+    switches, the end) are solved by the hybrid-phase engine (:func:`~difimpact._hybrid.solve_hybrid`), with
+    the events of :mod:`~difimpact._compliant.events` and the regime switches of
+    :mod:`~difimpact._compliant.regimes`.
+
+    **Arguments:**
+
+    - `model`: an :class:`~difimpact.AbstractPlanarModel`.
+    - `q0`, `qdot0`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact must
+      not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
+    - `contacts`: tuple of :class:`Contact`.
+    - `end`: ``"compression"`` or ``"separation"``.
+    - `solver`: a diffrax solver; default ``Tsit5``, or ``Kvaerno5`` with a smooth friction law
+      (:class:`~difimpact.AbstractSmoothFrictionLaw`, stiff: ``∂F_t/∂v_t = μF_n/v_ε``).
+    - `rtol`, `atol`: step-size control tolerances of ``PIDController(pcoeff=0.3, icoeff=0.4)`` (state in mm,
+      ms, m/s, N s, J).
+    - `t_max` [s]: the phase must end before this time. `max_steps`: steps per phase.
+      `max_phases`: number of phases (contact/stick/slip switches + 1); each costs reverse-mode memory and time
+      whether used or not; raise it for several contacts (two feet need 4–5).
+    - `adjoint`: diffrax adjoint (``diffrax.ForwardMode()`` for ``jax.jacfwd``). `history`: also return the
+      per-step :class:`History`.
+    - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
+
+    **Returns:** a :class:`CompliantResult`.
+    """
+    contacts = _check_contacts(model, contacts, end)
+    q0 = as_float("q0", q0, shape=(model.n,))
+    qdot0 = as_float("qdot0", qdot0, shape=(model.n,))
+    system = CompliantContactSystem(model, contacts, q0, end)
+    y0, modes0 = _initial_state(system, qdot0)
+    sol = solve_hybrid(
+        system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS,
+        solver=_default_solver(contacts) if solver is None else solver,
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
+        max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True,
+    )
+    out = _solution(system, sol, history)
+    if throw:
+        out = out.result.error_if(out, out.result != CompliantResults.successful)
+    return out
