@@ -13,6 +13,7 @@ import types
 _SECTIONS = (  # (module prefix, section title), first match wins; the rest goes under "Other"
     ("difimpact._models", "Models"),
     ("difimpact._tree", "Planar trees"),
+    ("difimpact._io", "Importing and exporting models"),
     ("difimpact._anthropometry", "Anthropometry"),
     ("difimpact._impact", "Impulsive maps"),
     ("difimpact._contact", "Contact laws"),

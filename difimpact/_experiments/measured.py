@@ -1,0 +1,272 @@
+"""Heel strikes measured in the lab, run through seed 002's analysis (Ros et al. 2015): the energy index ξ
+(eq. 23) with nothing, the ankle, ankle+knee, ankle+knee+hip of the leading leg blocked, and the trailing foot's
+lift-off, for the seven-link human (Dumas et al. 2007, scaled to each subject) put in each measured pre-impact
+state, and for the treadmill subject's own OpenSim model imported with :func:`~difimpact.from_osim`; beside the
+paper's values and the library's default posture; and seed 002's kinematic assumptions (eq. 3) tested against
+the data. The impact is seed 002's (see :mod:`.seed002`): the leading heel sticks, the trailing MH is unilateral
+and does not slide.
+"""
+
+import functools
+
+import equinox as eqx
+import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .._impact.constrained import ImpactResults, impact
+from .._models.seven_link_human import SevenLinkHuman
+from . import gait_data
+from .base import Outcome, check_that, experiment
+from .seed002 import CASES, OMEGA0_REF, OUTCOMES, PAPER_AT_REF_PCT
+
+BATCH = 8  # states per compiled call (padded)
+PRE_IMPACT = (-2, -1)  # frames before the one nearest the 20 N crossing
+NO_IMPACT = "no impact: the model's heel is not approaching the ground"
+LUMBAR = "lumbar_extension"  # blocked in every case of the OpenSim model: its torso and pelvis as one HAT
+UNITS = ("rel_frame [frames before the 20 N crossing: 60 Hz treadmill, 10 ms overground, 2 % of the cycle "
+         "Winter], xi [-], T_minus [J], knee_rate_trail [deg/s], heel_vx_lead, mth_vx_trail, mth_vy_trail, "
+         "cal_vx_model, mh_speed_model [m/s], trail_ankle_gap [deg] (solved − measured trailing dorsiflexion)")
+
+
+@functools.cache
+def _impacts(blocked: tuple[str, ...], heel: str, trailing: str):
+    """ξ, T⁻ and the trailing-foot outcome (index into ``OUTCOMES``) for a batch of states of one model."""
+
+    def one(model, q, qdot):
+        sol = impact(model, q, qdot, stick=(heel,), blocked=blocked, unilateral=(trailing,),
+                     unilateral_tangent="always", throw=False)
+        outcome = jnp.where(sol.result == ImpactResults.successful, jnp.where(sol.lifted_off[0], 1, 0),
+                            jnp.where(sol.result == ImpactResults.no_consistent_set, 2, 3))
+        return sol.xi, sol.T_minus, outcome
+
+    return eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0)))
+
+
+def _run(model, states, blocked, heel, trailing):
+    """ξ, T⁻ and the outcome index of each state; a state whose heel is not approaching the ground (no impact
+    there) gets NaN and outcome ``len(OUTCOMES)`` (:data:`NO_IMPACT`)."""
+    colliding = [i for i, (q, qdot) in enumerate(states) if float(model.point_velocity(q, qdot, heel)[1]) < 0]
+    out = [np.full(len(states), np.nan), np.full(len(states), np.nan), np.full(len(states), len(OUTCOMES))]
+    if not colliding:
+        return out
+    q, qdot = (jnp.stack([states[i][k] for i in colliding]) for k in (0, 1))
+    pad = -len(colliding) % BATCH
+    q, qdot = (jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) for a in (q, qdot))
+    for target, value in zip(out, _impacts(blocked, heel, trailing)(model, q, qdot)):
+        target[colliding] = np.asarray(value)[:len(colliding)]
+    return out
+
+
+def _seven_link(trials, cases, progress):
+    """Rows of the seven-link human in every measured pre-impact state, and in seed 002's default state."""
+    rows = []
+    default = SevenLinkHuman()
+    groups = [("default", None, default, [default.heel_strike_state(OMEGA0_REF)])]
+    for trial in trials:
+        subject = gait_data.subjects()[trial]
+        human = SevenLinkHuman(subject.mass, subject.stature)
+        frames = [fr for fr in gait_data.frames(trial) if fr.rel_frame in PRE_IMPACT]
+        groups.append((trial, frames, human, [gait_data.seven_link_state(human, fr, subject) for fr in frames]))
+    for trial, frames, human, states in progress(groups, desc="seven-link states"):
+        for name in cases:
+            xi, t_minus, outcome = _run(human, states, CASES[name], "CAL_R", "MH_L")
+            for i, (q, qdot) in enumerate(states):
+                fr = None if frames is None else frames[i]
+                rows.append(_row(trial, fr, "seven-link", name, xi[i], t_minus[i], outcome[i]) | _model_kinematics(
+                    human, q, qdot, fr, "CAL_R", "MH_L", lambda q: -np.degrees(float(q[8]))))
+    return rows
+
+
+def _model_kinematics(model, q, qdot, fr, heel, trailing, dorsiflexion) -> dict:
+    """The model's heel velocity and trailing-MH speed in the state, and how far the trailing ankle solved to
+    put the MH on the ground is from the measured one (``dorsiflexion(q)`` in degrees)."""
+    cal = model.point_velocity(q, qdot, heel)
+    mh = model.point_velocity(q, qdot, trailing)
+    gap = np.nan if fr is None else float(dorsiflexion(q) - fr.values["ankle_dorsi_trail"])
+    return {"cal_vx_model": float(cal[0]), "mh_speed_model": float(jnp.linalg.norm(mh)), "trail_ankle_gap": gap}
+
+
+def _osim(cases, progress):
+    """Rows of the treadmill subject's own model (knee centres held at the trial's mean knee angles)."""
+    frames = [fr for fr in gait_data.frames("treadmill") if fr.rel_frame in PRE_IMPACT]
+    knee = {s: -np.radians(np.mean([fr.values[f"knee_flex_{'lead' if fr.values['lead'] == s else 'trail'}"]
+                                    for fr in frames])) for s in "RL"}
+    model = gait_data.osim_model(knee["R"], knee["L"])
+    rows = []
+    for lead in progress("RL", desc="OpenSim model"):
+        subset = [fr for fr in frames if fr.values["lead"] == lead]
+        if not subset:
+            continue
+        s, t = lead.lower(), "l" if lead == "R" else "r"
+        states = [gait_data.osim_state(model, fr) for fr in subset]
+        for name in cases:
+            blocked = tuple(c.replace("theta_A_R", f"ankle_angle_{s}").replace("theta_K_R", f"knee_angle_{s}")
+                            .replace("theta_H_R", f"hip_flexion_{s}") for c in CASES[name]) + (LUMBAR,)
+            xi, t_minus, outcome = _run(model, states, blocked, f"CAL_{lead}", f"MH_{t.upper()}")
+            ankle = model.coordinate_names.index(f"ankle_angle_{t}")
+            rows += [_row("treadmill", fr, "OpenSim gait10dof18musc", name, xi[i], t_minus[i], outcome[i])
+                     | _model_kinematics(model, *states[i], fr, f"CAL_{lead}", f"MH_{t.upper()}",
+                                         lambda q: np.degrees(float(q[ankle]))) for i, fr in enumerate(subset)]
+    return rows, knee
+
+
+def _row(trial, fr, model, blocked, xi, t_minus, outcome) -> dict:
+    v = {} if fr is None else fr.values
+    return {"trial": trial, "event": "seed 002 default, ω0 = −1 rad/s" if fr is None else fr.event,
+            "rel_frame": 0 if fr is None else fr.rel_frame, "model": model, "blocked": blocked, "xi": float(xi),
+            "T_minus": float(t_minus), "trailing_foot": (OUTCOMES + (NO_IMPACT,))[int(outcome)],
+            **{k: float(v.get(c, np.nan)) for k, c in (
+                ("knee_rate_trail", "d_knee_flex_trail"), ("heel_vx_lead", "heel_vx_lead_rel_ground_mps"),
+                ("mth_vx_trail", "mth_vx_trail_rel_ground_mps"), ("mth_vy_trail", "mth_vy_trail_mps"))}}
+
+
+def _assumption_checks(trials) -> list:
+    """Seed 002's eq. 3 against the frames −2…0 of every measured heel strike."""
+    frames = [fr for t in trials for fr in gait_data.frames(t) if fr.rel_frame in (-2, -1, 0)]
+    col = lambda c: np.array([fr.values[c] for fr in frames])  # noqa: E731
+    knee, heel = col("d_knee_flex_trail"), col("heel_vx_lead_rel_ground_mps")
+    mh = np.hypot(col("mth_vx_trail_rel_ground_mps"), col("mth_vy_trail_mps"))
+    span = lambda a, fmt: f"{np.nanmin(a):{fmt}} … {np.nanmax(a):{fmt}}"  # noqa: E731
+    where = f"frames −2…0 of {len({(fr.trial, fr.event) for fr in frames})} heel strikes"
+    return [
+        check_that("Trailing knee rate θ̇_K^L⁻ = 0 (seed 002 eq. 3)", "0 °/s (taken as met within ± 10 °/s)",
+                   f"{span(knee, '.0f')} °/s ({where}; flexing)", np.nanmax(np.abs(knee)) <= 10.0),
+        check_that("Leading heel at rest horizontally, v_x(CAL^R)⁻ = 0 (eq. 3)",
+                   "0 m/s (taken as met within ± 0.05 m/s)",
+                   f"heel marker {span(heel, '.2f')} m/s relative to the ground ({where} with markers)",
+                   np.nanmax(np.abs(heel)) <= 0.05),
+        check_that("Trailing metatarsal heads at rest, v(MH^L)⁻ = 0 (eq. 3)", "0 m/s (within ± 0.05 m/s)",
+                   f"toe-marker speed {span(mh, '.3f')} m/s ({where} with markers)", np.nanmax(mh) <= 0.05),
+    ]
+
+
+def _xi(rows, model, case):
+    """The finite ξ of the measured states (a state without an impact has none)."""
+    xi = np.array([r["xi"] for r in rows if r["model"] == model and r["blocked"] == case and r["trial"] != "default"])
+    return xi[np.isfinite(xi)]
+
+
+def _paper_checks(rows, cases) -> list:
+    """Per blocked case: the paper's ξ at ω0 = −1 rad/s (§4.3) beside the measured states' and the default's,
+    and whether the measured postures move our value toward the paper's."""
+    checks = []
+    for case in (c for c in cases if c in PAPER_AT_REF_PCT):
+        paper = PAPER_AT_REF_PCT[case]
+        default = 100 * next(r["xi"] for r in rows if r["trial"] == "default" and r["blocked"] == case)
+        measured = 100 * _xi(rows, "seven-link", case)
+        toward = abs(np.median(measured) - paper) < abs(default - paper)
+        checks.append(check_that(
+            f"{case} blocked: ξ at heel strike, measured pre-impact states (seven-link, Dumas-scaled)",
+            f"≈ {paper} % at ω0 = −1 rad/s (§4.3; ± 0.5, rounding; compared with the median)",
+            f"measured {measured.min():.1f} … {measured.max():.1f} % (median {np.median(measured):.1f} %); "
+            f"default posture {default:.1f} % ({'✓' if abs(default - paper) <= 0.5 else '✗'}); the measured "
+            f"states move ξ {'toward' if toward else 'away from'} the paper's value",
+            abs(np.median(measured) - paper) <= 0.5))
+    outs = [r["trailing_foot"] for r in rows if r["trial"] != "default"]
+    checks.append(check_that("The trailing foot stays on the ground (footnote 4)", "§2.3: stays",
+                             ", ".join(f"{o}: {outs.count(o)}/{len(outs)}" for o in dict.fromkeys(outs)),
+                             all(o in ("stays", NO_IMPACT) for o in outs)))
+    return checks
+
+
+def _figure_xi(rows, cases):
+    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    x = np.arange(len(cases))
+    for i, case in enumerate(cases):
+        if case in PAPER_AT_REF_PCT:
+            ax.fill_between([i - 0.4, i + 0.4], PAPER_AT_REF_PCT[case] - 0.5, PAPER_AT_REF_PCT[case] + 0.5,
+                            color="0.8", label="seed 002, ω0 = −1 rad/s (§4.3)" if i == 1 else None)
+    default = [100 * next(r["xi"] for r in rows if r["trial"] == "default" and r["blocked"] == c) for c in cases]
+    ax.plot(x, default, "ks", label="library default posture, ω0 = −1 rad/s")
+    groups = sorted({(r["model"], r["trial"]) for r in rows if r["trial"] != "default"})
+    for k, (model, trial) in enumerate(groups):
+        for frame, marker in zip(PRE_IMPACT, ("x", "o")):
+            ys = [100 * np.array([r["xi"] for r in rows if (r["model"], r["trial"], r["blocked"], r["rel_frame"])
+                                  == (model, trial, c, frame)]) for c in cases]
+            for i, y in enumerate(ys):
+                ax.plot(np.full(y.size, i + 0.08 * (k - len(groups) / 2)), y, marker, color=f"C{k}", mfc="none",
+                        label=f"{trial}, {model}, frame {frame}" if i == 0 else None)
+    ax.set_xticks(x, [("nothing" if c == "none" else c) + " blocked" for c in cases])
+    ax.set_ylabel("energy index ξ [%]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("Heel strikes measured in the lab through seed 002's impact map")
+    fig.tight_layout()
+    return fig
+
+
+def _figure_assumptions(trials):
+    columns = (("d_knee_flex_trail", "trailing knee flexion rate [°/s]"),
+               ("heel_vx_lead_rel_ground_mps", "leading heel v_x [m/s]"),
+               ("mth_vx_trail_rel_ground_mps", "trailing MH v_x [m/s]"))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.0))
+    for ax, (column, label) in zip(axes, columns):
+        for k, trial in enumerate(trials):
+            for j, event in enumerate(dict.fromkeys(fr.event for fr in gait_data.frames(trial))):
+                frames = [fr for fr in gait_data.frames(trial) if fr.event == event]
+                ax.plot([fr.rel_frame for fr in frames], [fr.values[column] for fr in frames], "-o", ms=3,
+                        color=f"C{k}", alpha=1 - 0.25 * j, label=f"{trial} {event}")
+        ax.axhline(0.0, color="k", ls="--", lw=0.8)
+        ax.axvline(0.0, color="0.5", lw=0.8)
+        ax.set_xlabel("frame relative to the 20 N crossing")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Seed 002's assumptions (eq. 3: each dashed line is zero) against the data")
+    fig.tight_layout()
+    return fig
+
+
+def _markdown(rows, trials, cases, knee) -> str:
+    subjects = gait_data.subjects()
+    lines = ["**Data** (`difimpact/data/gait/PROVENANCE.md`): heel strikes taken where the leading foot's vertical "
+             "force first crosses 20 N; the pre-impact state is read 1 and 2 frames before that frame. Licences: "
+             "the OpenSim models repository (treadmill trial, model) has no licence file (the model's credits "
+             "say CC BY 3.0); opensim-core (overground) and BioMAC-Sim-Toolbox (Winter's curves) are Apache-2.0.",
+             "", "| trial | subject | mass [kg] | stature [m] | how |", "|---|---|---|---|---|"]
+    lines += [f"| {t} | {subjects[t].label} | {subjects[t].mass:g} | {subjects[t].stature:g} | {subjects[t].how} |"
+              for t in trials]
+    lines += ["", "ξ [%] by pre-impact frame (−2 / −1) — the sensitivity to that choice:", "",
+              "| trial | event | model | " + " | ".join(cases) + " |", "|---|---|---|" + "---|" * len(cases)]
+    keys = dict.fromkeys((r["trial"], r["event"], r["model"]) for r in rows if r["trial"] != "default")
+    for trial, event, model in keys:
+        cells = []
+        for c in cases:
+            by = {r["rel_frame"]: 100 * r["xi"] for r in rows
+                  if (r["trial"], r["event"], r["model"], r["blocked"]) == (trial, event, model, c)}
+            cells.append(" / ".join(f"{by[f]:.1f}" if np.isfinite(by[f]) else "no impact" for f in PRE_IMPACT))
+        lines.append(f"| {trial} | {event} | {model} | " + " | ".join(cells) + " |")
+    gap = {m: np.array([r["trail_ankle_gap"] for r in rows if r["model"] == m and r["trial"] != "default"])
+           for m in dict.fromkeys(r["model"] for r in rows)}
+    lines += ["", "The postures keep the measured angles except the trailing ankle, solved so that the model's MH "
+              "touches the ground: " + "; ".join(f"{m} {np.nanmin(g):+.1f} … {np.nanmax(g):+.1f}°" for m, g in
+                                                   gap.items() if np.isfinite(g).any())
+              + " of dorsiflexion against the measured (the seven-link foot's landmarks are Dumas's, not the "
+              "subject's). The model's heel moves with the heel marker (column `cal_vx_model` beside "
+              "`heel_vx_lead`), which the state was not built from. The treadmill trial's "
+              "torso (tilt + lumbar, about 16° forward) carries the model and marker artefact noted in the "
+              "provenance."]
+    if knee:
+        lines.append(f"The OpenSim model's knees translate with the knee angle (splines); they are held at the "
+                     f"trial's mean angles (R {np.degrees(knee['R']):.1f}°, L {np.degrees(knee['L']):.1f}°), its "
+                     "lumbar joint blocked in every case, and its contact points are the heel and toe markers on "
+                     "the sole line.")
+    return "\n".join(lines)
+
+
+@experiment("heelstrike-measured", "002", "§4.3 values, eq. 3",
+            "Measured heel strikes (treadmill, overground, Winter) through seed 002's analysis: ξ with nothing / "
+            "ankle / ankle+knee / ankle+knee+hip blocked, trailing-foot lift-off; eq. 3 tested against the data.",
+            units=UNITS)
+def heelstrike_measured(quick, progress):
+    trials = ("treadmill",) if quick else tuple(gait_data.TRIALS)
+    cases = ("none", "ankle+knee+hip") if quick else tuple(CASES)
+    rows = _seven_link(trials, cases, progress)
+    knee = None
+    if not quick:
+        osim_rows, knee = _osim(cases, progress)
+        rows += osim_rows
+    checks = _assumption_checks(trials) + _paper_checks(rows, cases)
+    figures = {"xi": _figure_xi(rows, cases), "assumptions": _figure_assumptions(trials)}
+    return Outcome(rows, figures, checks, _markdown(rows, trials, cases, knee))
