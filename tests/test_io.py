@@ -2,6 +2,8 @@
 the crutch walker written as URDF and MJCF and read back (same M, impacts, gradients), clear errors for what is
 not planar."""
 
+import importlib.util
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -12,9 +14,18 @@ import difimpact as di
 
 from .helpers import tree_allclose
 
-mujoco = pytest.importorskip("mujoco", reason="the `mjcf` extra (mujoco) is not installed")
-pytest.importorskip("yourdfpy", reason="the `urdf` extra (yourdfpy) is not installed")
-pin = pytest.importorskip("pinocchio", reason="pinocchio (test extra) is not installed")
+try:
+    import mujoco
+except ImportError:
+    mujoco = None
+try:
+    import pinocchio as pin
+except ImportError:
+    pin = None
+needs_mjcf = pytest.mark.skipif(mujoco is None, reason="the `mjcf` extra (mujoco) is not installed")
+needs_urdf = pytest.mark.skipif(importlib.util.find_spec("yourdfpy") is None,
+                                reason="the `urdf` extra (yourdfpy) is not installed")
+needs_pinocchio = pytest.mark.skipif(pin is None, reason="pinocchio (in the `test` extra) is not installed")
 
 # A planar walker exercising what the compiler resolves: class defaults (joint axis, armature), inertia from
 # geoms, a hinge about −y, a joint away from its body's origin, a turned body, a hinge with `ref` (qpos0 ≠ 0),
@@ -101,6 +112,7 @@ def mj_walker():
     return m, mujoco.MjData(m), di.from_mjcf(WALKER_MJCF)
 
 
+@needs_mjcf
 def test_mjcf_mass_matrix_bias_and_sites_match_mujoco(mj_walker, rng):
     """M against ``mj_fullM`` to 1e-10, ``c(q, q̇)`` against ``qfrc_bias`` (RNE: Coriolis, centrifugal, gravity)
     and the sites against ``site_xpos``, at random postures. The model's coordinates are MuJoCo's ``qpos``."""
@@ -143,6 +155,8 @@ def _pinocchio_mass_matrix(xml, names, qs):
     return np.stack(out)
 
 
+@needs_urdf
+@needs_pinocchio
 def test_urdf_mass_matrix_matches_pinocchio_crba(rng):
     model = di.from_urdf(WALKER_URDF)
     assert model.coordinate_names == ("x", "z", "pitch", "hip", "knee")
@@ -171,6 +185,8 @@ def round_trip():
     return walker, (q, qdot), _impact_and_gradient(walker, q, qdot)
 
 
+@needs_mjcf
+@needs_urdf
 @pytest.mark.parametrize("fmt", ["urdf", "mjcf"])
 def test_crutch_walker_round_trip(round_trip, fmt, rng):
     """Written out and read back, the crutch walker has the same coordinates, points, M, impact and gradients
@@ -187,6 +203,7 @@ def test_crutch_walker_round_trip(round_trip, fmt, rng):
     np.testing.assert_allclose(grad_back.planar_tree.inertia, grad_model.inertias, rtol=1e-10, atol=1e-12)
 
 
+@needs_pinocchio
 def test_exported_urdf_matches_pinocchio(rng):
     """The URDF writer against Pinocchio: the model Pinocchio builds from it has the walker's M."""
     walker = di.CrutchWalker()
@@ -205,6 +222,7 @@ def test_exported_urdf_matches_pinocchio(rng):
      "equality constraints .*closed loop"),
     (('armature="0"', 'armature="0.01"'), "armature"),
 ])
+@needs_mjcf
 def test_mjcf_not_planar_is_named(edit, match):
     with pytest.raises(ValueError, match=match):
         di.from_mjcf(WALKER_MJCF.replace(*edit))
@@ -215,11 +233,13 @@ def test_mjcf_not_planar_is_named(edit, match):
     (('type="continuous"', 'type="prismatic"'), "'knee' is prismatic"),
     (('<axis xyz="0 1 0"/></joint>', '<axis xyz="0 1 0"/><mimic joint="hip"/></joint>'), "'knee' mimics 'hip'"),
 ])
+@needs_urdf
 def test_urdf_not_planar_is_named(edit, match):
     with pytest.raises(ValueError, match=match):
         di.from_urdf(WALKER_URDF.replace(*edit))
 
 
+@needs_mjcf
 def test_unknown_point_is_named():
     with pytest.raises(ValueError, match="no site/marker 'nose'"):
         di.from_mjcf(WALKER_MJCF, points={"tip": "nose"})
