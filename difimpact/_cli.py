@@ -31,11 +31,14 @@ def _enable_compile_cache() -> pathlib.Path | None:
     in ``$JAX_COMPILATION_CACHE_DIR`` when set, else in the user's cache folder (``$XDG_CACHE_HOME/difimpact/jax``,
     by default ``~/.cache/difimpact/jax``; ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows).
     ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off. Every program is stored, however short
-    its compile; JAX does not store programs that call back to Python (``equinox.error_if`` checks).
+    its compile, including those with run-time checks (``equinox.error_if``), which JAX alone would not store
+    (:func:`difimpact._compile_cache.store_programs_with_callbacks`).
 
     **Returns:** the cache folder, or ``None`` when the cache is off.
     """
     import jax
+
+    from ._compile_cache import store_programs_with_callbacks
 
     if os.environ.get("DIFIMPACT_NO_COMPILE_CACHE", "0") not in ("", "0"):
         return None
@@ -50,6 +53,7 @@ def _enable_compile_cache() -> pathlib.Path | None:
         folder = pathlib.Path(base) / "difimpact" / "jax"
         jax.config.update("jax_compilation_cache_dir", str(folder))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    store_programs_with_callbacks()
     return pathlib.Path(folder)
 
 

@@ -50,18 +50,37 @@ def test_reproduce_twice_bit_identical(tmp_path):
             assert first[name] == second[name], name
 
 
+CACHED = """
+import json, sys
+import equinox as eqx, jax, jax.numpy as jnp
+from difimpact._cli import _enable_compile_cache
+hits = []
+jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event))
+folder = _enable_compile_cache()
+f = jax.jit(lambda x: 2 * eqx.error_if(x, x < 0, "`x` must be non-negative") + 1)
+try:
+    f(-1.0).block_until_ready()
+    message = None
+except Exception as err:
+    message = "`x` must be non-negative" in str(err)
+print(json.dumps(dict(folder=str(folder), value=float(f(1.0)), message=message,
+                      hits=hits.count("/jax/compilation_cache/cache_hits"))))
+"""
+
+
 @pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the cache folder is elsewhere there")
 def test_compile_cache_in_user_folder(tmp_path, monkeypatch):
-    """The CLI's persistent compilation cache lives in ``$XDG_CACHE_HOME/difimpact/jax`` and a compiled program
-    is written there (in a fresh process: the cache is a process-wide JAX setting); ``DIFIMPACT_NO_COMPILE_CACHE=1``
-    turns it off."""
-    code = ("import jax; from difimpact._cli import _enable_compile_cache; folder = _enable_compile_cache(); "
-            "jax.jit(lambda x: 2 * x + 1)(1.0).block_until_ready(); print(folder)")
-    done = subprocess.run([sys.executable, "-c", code], env=_env(tmp_path), check=True, capture_output=True,
-                          text=True, timeout=300)
+    """The CLI's persistent compilation cache lives in ``$XDG_CACHE_HOME/difimpact/jax``; a program with a
+    run-time check (a host callback) compiled in one process is loaded by the next (a cache hit), gives the
+    same value and still raises its own message. ``DIFIMPACT_NO_COMPILE_CACHE=1`` turns the cache off."""
     folder = tmp_path / "difimpact" / "jax"
-    assert done.stdout.strip() == str(folder)
-    assert any(folder.glob("jit_*-cache")), list(folder.iterdir())
+    runs = [json.loads(subprocess.run([sys.executable, "-c", CACHED], env=_env(tmp_path), check=True,
+                                      capture_output=True, text=True, timeout=300).stdout.splitlines()[-1])
+            for _ in range(2)]
+    for run in runs:
+        assert run["folder"] == str(folder) and run["value"] == 3.0 and run["message"] is True
+    assert runs[0]["hits"] == 0 and runs[1]["hits"] >= 1
+    assert any(folder.glob("jit__lambda-*-cache")), list(folder.iterdir())
 
     from difimpact._cli import _enable_compile_cache
 
