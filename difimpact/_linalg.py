@@ -10,6 +10,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import lineax as lx
 
 from ._custom_types import Array, Float
 from ._validation import check
@@ -97,3 +98,50 @@ def _substitute(l, inv_d, b):
             s = s - l[k][i] * x[k]
         x[i] = s
     return jnp.stack(x)
+
+
+def solve_small(a: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
+    r"""Solve ``a x = b`` for a general (non-symmetric) ``a`` of static small size by Gaussian elimination with
+    partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th ed., §3.4), unrolled at trace time: no LAPACK
+    under ``vmap``. Differentiable (the pivot choice is piecewise constant). A singular ``a`` gives non-finite
+    entries; callers check them."""
+    n = a.shape[0]
+    m = jnp.concatenate([a, b[:, None]], axis=1)
+    for j in range(n):
+        p = j + jnp.argmax(jnp.abs(m[j:, j]))
+        rows = jnp.arange(n)
+        swap = jnp.where(rows == j, p, jnp.where(rows == p, j, rows))
+        m = m[swap]
+        factors = jnp.where(rows > j, m[:, j] / m[j, j], 0.0)
+        m = m - factors[:, None] * m[j][None, :]
+    x = [None] * n
+    for i in reversed(range(n)):
+        s = m[i, n]
+        for k in range(i + 1, n):
+            s = s - m[i, k] * x[k]
+        x[i] = s / m[i, i]
+    return jnp.stack(x)
+
+
+class SmallLU(lx.AbstractLinearSolver):
+    """A lineax solver for small dense square operators on flat vectors by :func:`solve_small` (no LAPACK
+    under ``vmap``): for Newton's method and the implicit-function adjoint of optimistix."""
+
+    def init(self, operator, options):
+        if operator.in_size() != operator.out_size():
+            raise ValueError("`SmallLU` needs a square operator.")
+        return operator.as_matrix()
+
+    def compute(self, state, vector, options):
+        x = solve_small(state, vector)
+        ok = jnp.all(jnp.isfinite(x))
+        return jnp.where(ok, x, 0.0), lx.RESULTS.where(ok, lx.RESULTS.successful, lx.RESULTS.singular), {}
+
+    def transpose(self, state, options):
+        return state.T, options
+
+    def conj(self, state, options):
+        return state.conj(), options
+
+    def assume_full_rank(self):
+        return True

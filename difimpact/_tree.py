@@ -9,7 +9,10 @@ and revolute joints. Body ``i`` has an absolute angle measured from the upward v
 (``θ_{p} = 0`` for a root, ``s_i = ±1`` and the constant ``o_i`` are static; ``k(i) = -1`` welds the body to
 its parent). A point fixed in body ``i`` at body coordinates ``(a, p)`` (``a`` along the segment axis
 ``e = (sin θ, cos θ)``, ``p`` along ``n = (cos θ, -sin θ)``) is at ``r_i + a e + p n`` where ``r_i`` is the
-body's joint. Everything else follows from the Lagrangian ``T = ½ q̇ᵀ M q̇``, ``V = g Σ m_i y_i``:
+body's joint. Everything else follows from the Lagrangian ``T = ½ q̇ᵀ M q̇`` and
+``V = g Σ m_i (y_i cos γ − x_i sin γ)``: on a ground sloping down toward ``+x`` at the angle ``γ`` the model frame
+is the ground's (``x`` along it, ``y`` normal to it) and gravity is tilted, ``g (sin γ, −cos γ)`` (``γ = 0``: level
+ground):
 
 .. math:: M(q) = \\sum_i m_i J_i^T J_i + I_i J_{θ,i}^T J_{θ,i},\\qquad
           c(q, \\dot q) = \\dot M \\dot q - \\partial T / \\partial q + \\partial V / \\partial q,
@@ -112,6 +115,7 @@ class PlanarTree(eqx.Module):
     point_local: Float[Array, "np 2"]
     point_radius: Float[Array, " np"]
     g: Scalar
+    slope: Scalar
     n: int = eqx.field(static=True)
     body_names: tuple[str, ...] = eqx.field(static=True)
     parent: tuple[int, ...] = eqx.field(static=True)
@@ -122,10 +126,11 @@ class PlanarTree(eqx.Module):
     point_body: tuple[int, ...] = eqx.field(static=True)
 
     @classmethod
-    def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g: ScalarLike = 9.81
-              ) -> "PlanarTree":
+    def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g: ScalarLike = 9.81,
+              slope: ScalarLike = 0.0) -> "PlanarTree":
         """Assemble a tree with ``n`` generalised coordinates (``q[0:2]`` the base position) from its
-        `bodies` (parents first) and named `points`; `g` [m/s²] acts along ``−y``."""
+        `bodies` (parents first) and named `points`; `g` [m/s²] acts along ``−y`` tilted by the ground slope
+        ``γ`` = `slope` (radians, ground down toward ``+x``; module docstring)."""
         bodies, points = _by_index(bodies, points)
         for i, b in enumerate(bodies):
             if not -1 <= b.parent < i:
@@ -151,6 +156,7 @@ class PlanarTree(eqx.Module):
             point_radius=positive("Point.radius", stack([p.radius for p in points]) if points else jnp.zeros(0),
                                   allow_zero=True),
             g=positive("g", jnp.asarray(g, dtype=float), allow_zero=True),
+            slope=as_float("slope", slope, shape=()),
             n=n,
             body_names=tuple(b.name for b in bodies),
             parent=tuple(b.parent for b in bodies),
@@ -297,8 +303,12 @@ class PlanarTree(eqx.Module):
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
         return 0.5 * qdot @ self.mass_matrix(q) @ qdot
 
+    def gravity_vector(self) -> Float[Array, " 2"]:
+        """Gravity in the model frame, ``g (sin γ, −cos γ)``."""
+        return self.g * jnp.stack([jnp.sin(self.slope), -jnp.cos(self.slope)])
+
     def potential_energy(self, q: Config) -> Scalar:
-        return self.g * jnp.sum(self.mass * self.com_positions(q)[:, 1])
+        return -jnp.sum(self.mass * (self.com_positions(q) @ self.gravity_vector()))
 
     def gravity(self, q: Config) -> Velocity:
         """Generalised gravity force ``∂V/∂q``."""
@@ -320,5 +330,5 @@ class PlanarTree(eqx.Module):
         _, (ac, at) = jax.jvp(lambda qq: jax.jvp(kinematics, (qq,), (qdot,))[1], (q,), (qdot,))
         jc, jt = self.com_jacobians(q)
         c = (jnp.einsum("b,bin,bi->n", self.mass, jc, ac) + jnp.einsum("b,bn,b->n", self.inertia, jt, at)
-             + self.g * jnp.einsum("b,bn->n", self.mass, jc[:, 1]))
+             - jnp.einsum("b,bin,i->n", self.mass, jc, self.gravity_vector()))
         return self.mass_matrix(q), c

@@ -2,24 +2,62 @@ import math
 
 import jax.numpy as jnp
 
-from .._custom_types import Config, Scalar, ScalarLike, Velocity
+from .._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
-from .base import AbstractPlanarModel
+from .walker import AbstractWalker
 
 
-class CompassGait(AbstractPlanarModel):
-    """Compass-gait biped with circular feet (seed 001, §4 and Fig. 1).
+def _slope(slope):
+    slope = as_float("slope", slope, shape=())
+    return check(slope, jnp.abs(slope) >= 0.5 * math.pi, "`slope` must lie in (-π/2, π/2) radians.")
+
+
+class AbstractCompassWalker(AbstractWalker):
+    """Two legs joined at the hip, coordinates ``q = [q1, q2, q3, q4]`` as in :class:`CompassGait`.
+
+    The section state is ``x = (q3, q̇3, q̇4)`` just after heel strike (``q4 = 2 q3``). Heel strike is
+    ``q4 = 2 q3 > 0``: the swing foot meets the ground ahead of the stance foot. :meth:`strike_gap` is
+    ``|q4| − 2 q3``, positive from the start of the step (``q4 = 2 q3 < 0``) and zero only there: the swing foot's
+    passage through the ground near mid-stance (where ``|q4 − q3| < |q3|``, foot scuffing) is no zero of it, so
+    it is ignored, as in the literature (Garcia et al. 1998; Goswami, Thuilot & Espiau 1998).
+    """
+
+    section_names = ("q3", "q3dot", "q4dot")
+
+    def from_section(self, x: Float[Array, " 3"]) -> tuple[Float[Array, " 2"], Float[Array, " 2"]]:
+        return jnp.stack([x[0], 2 * x[0]]), x[1:]
+
+    def to_section(self, theta: Float[Array, " 2"], theta_dot: Float[Array, " 2"]) -> Float[Array, " 3"]:
+        return jnp.concatenate([theta[:1], theta_dot])
+
+    def strike_gap(self, theta: Float[Array, " 2"]) -> Scalar:
+        return jnp.abs(theta[1]) - 2 * theta[0]
+
+    def swap(self, theta: Float[Array, " 2"]) -> Float[Array, " 2"]:
+        """The swing leg becomes the stance leg: ``(q3, q4) ↦ (q3 − q4, −q4)``."""
+        return jnp.stack([theta[0] - theta[1], -theta[1]])
+
+    def strike_posture(self) -> tuple[Config, Velocity]:
+        """``q = [0, R, 0.2, 0.4]`` turning about the stance foot at 1 rad/s."""
+        R, zero = self.foot_radius, jnp.zeros_like(self.leg_length)
+        return (jnp.stack([zero, R, zero + 0.2, zero + 0.4]), jnp.stack([R, zero, zero + 1.0, zero]))
+
+
+class CompassGait(AbstractCompassWalker):
+    """Compass-gait biped with circular feet (seed 001, §4 and Fig. 1), walking down a slope.
 
     Coordinates ``q = [q1, q2, q3, q4]``: ``(q1, q2)`` the centre of the stance foot's arc, ``q3`` the
     absolute angle of the stance leg, ``q4`` the swing leg relative to the stance leg, so that the swing leg
-    points along ``(sin(q4 − q3), −cos(q4 − q3))`` from the hip (see the documentation's conventions page). Each foot is an
-    arc of radius ``R`` centred on the leg at ``l − R`` from the hip (``R = l``: the centre is the hip).
+    points along ``(sin(q4 − q3), −cos(q4 − q3))`` from the hip (see the documentation's conventions page). Each
+    foot is an arc of radius ``R`` centred on the leg at ``l − R`` from the hip (``R = l``: the centre is the hip;
+    ``R = 0``: point feet).
     Legs are point masses at ``b`` from the hip (the paper gives no inertia), plus a hip mass ``m_H``.
     Named points: ``stance_foot``, ``swing_foot`` (arcs: lowest point, material Jacobian), ``H``.
+    As a walker see :class:`AbstractCompassWalker` (section state, heel strike, scuffing).
 
     **Arguments** (defaults of seed 001): `l` = 1 m, `m` = 5 kg, `b` = 0.5 m, `m_H` = 10 kg, `R` = 0.3 m
-    (any ``0 ≤ R ≤ l``), `g` = 9.81 m/s².
+    (any ``0 ≤ R ≤ l``), `g` = 9.81 m/s², `slope` ``γ`` = 0 rad (ground sloping down toward ``+x``).
     """
 
     l: Scalar
@@ -28,10 +66,11 @@ class CompassGait(AbstractPlanarModel):
     m_H: Scalar
     R: Scalar
     g: Scalar
+    slope: Scalar
     coordinate_names = ("q1", "q2", "q3", "q4")
 
     def __init__(self, l: ScalarLike = 1.0, m: ScalarLike = 5.0, b: ScalarLike = 0.5, m_H: ScalarLike = 10.0,
-                 R: ScalarLike = 0.3, g: ScalarLike = 9.81):
+                 R: ScalarLike = 0.3, g: ScalarLike = 9.81, slope: ScalarLike = 0.0):
         self.l = positive("l", l, shape=())
         self.m = positive("m", m, shape=())
         self.b = positive("b", b, shape=())
@@ -39,6 +78,15 @@ class CompassGait(AbstractPlanarModel):
         R = positive("R", R, allow_zero=True, shape=())
         self.R = check(R, R > self.l, "`R` must not exceed the leg length `l`.")
         self.g = positive("g", g, allow_zero=True, shape=())
+        self.slope = _slope(slope)
+
+    @property
+    def foot_radius(self) -> Scalar:
+        return self.R
+
+    @property
+    def leg_length(self) -> Scalar:
+        return self.l
 
     def tree(self) -> PlanarTree:
         d = self.l - self.R  # arc centre to hip
@@ -52,7 +100,7 @@ class CompassGait(AbstractPlanarModel):
             Point("H", 0, (d, 0.0)),
             Point("swing_foot", 2, (d, 0.0), self.R),
         ]
-        return PlanarTree.build(4, bodies, points, self.g)
+        return PlanarTree.build(4, bodies, points, self.g, self.slope)
 
     def pre_impact_state(self, q3: ScalarLike, q3dot: ScalarLike = 1.0) -> tuple[Config, Velocity]:
         """Symmetric heel-strike state of seed 001 (§4): ``q = [0, R, q3, 2 q3]`` (both arcs tangent to the
@@ -64,8 +112,3 @@ class CompassGait(AbstractPlanarModel):
         q = jnp.stack([zero, zero + self.R, q3, 2 * q3])
         qdot = jnp.stack([self.R * q3dot, zero, q3dot, zero])
         return q, qdot
-
-    def step_length(self, q: Config) -> Scalar:
-        """Distance between the two contact points."""
-        t, q = self.tree(), self._q(q)
-        return t.point_position(q, "swing_foot")[0] - t.point_position(q, "stance_foot")[0]

@@ -1,0 +1,113 @@
+"""Periodic gaits: fixed points of the stride map ``P`` (period 1) or of ``P∘P`` (period 2) by Newton's method."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optimistix as optx
+
+from .._custom_types import Array, Float, Int, Scalar
+from .._linalg import SmallLU
+from .._models.walker import AbstractWalker
+from .stride import GaitResults, StanceTolerances, Stride, stride
+
+
+class PeriodicGait(eqx.Module):
+    """A periodic gait: a fixed point ``x* = P^p(x*)`` of the stride map and its ``p`` steps.
+
+    - `x`: the section state just after heel strike (:attr:`AbstractWalker.section_names`).
+    - `strides`: the ``p`` :class:`Stride` s from `x`, stacked on a leading axis of size `period`.
+    - `result`: a :class:`GaitResults` item: ``successful``, ``no_fixed_point`` (Newton did not converge), or
+      the failure of a step at Newton's last iterate (fell, no heel strike, trailing foot stays).
+    - `num_steps`: Newton iterations.
+
+    Per-gait quantities over the period: `step_time`, `step_length`, `energy_loss` (means per step), `speed`
+    ``ΣL / ΣT`` and `loss_per_distance` ``ΣΔT / ΣL`` [J/m].
+    """
+
+    x: Float[Array, " k"]
+    strides: Stride
+    result: GaitResults
+    num_steps: Int[Array, ""]
+    period: int = eqx.field(static=True)
+
+    @property
+    def step_time(self) -> Scalar:
+        return jnp.mean(self.strides.step_time, axis=-1)
+
+    @property
+    def step_length(self) -> Scalar:
+        return jnp.mean(self.strides.step_length, axis=-1)
+
+    @property
+    def energy_loss(self) -> Scalar:
+        return jnp.mean(self.strides.energy_loss, axis=-1)
+
+    @property
+    def speed(self) -> Scalar:
+        return jnp.sum(self.strides.step_length, axis=-1) / jnp.sum(self.strides.step_time, axis=-1)
+
+    @property
+    def loss_per_distance(self) -> Scalar:
+        return jnp.sum(self.strides.energy_loss, axis=-1) / jnp.sum(self.strides.step_length, axis=-1)
+
+
+def _steps(walker, x, period, options):
+    """The ``period`` strides from ``x`` (Python loop: ``period`` is small and static), stacked, and the
+    result of the first that failed."""
+    out = []
+    for _ in range(period):
+        out.append(stride(walker, x, options=options))
+        x = out[-1].x
+    result = GaitResults.successful
+    for s in reversed(out):
+        result = GaitResults.where(s.result != GaitResults.successful, s.result, result)
+    return jax.tree.map(lambda *a: jnp.stack(a), *out), result
+
+
+def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1, *,
+                 options: StanceTolerances = StanceTolerances()) -> Float[Array, " k"]:
+    """``P^p(x)``: the section state after `period` steps (failed steps give a finite, meaningless state)."""
+    return _steps(walker, x, period, options)[0].x[-1]
+
+
+def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float = 1e-11,
+                  atol: float = 1e-11, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
+                  throw: bool = False) -> PeriodicGait:
+    r"""Find a periodic gait of `walker`: a root of ``P^p(x) − x`` by Newton's method (optimistix), from `x0`.
+
+    The Jacobian of ``P^p`` comes from forward-mode differentiation through the steps (events included); the
+    linear solves are unrolled (no LAPACK under ``vmap``). Derivatives of ``x*`` with respect to the walker's
+    parameters follow from the implicit-function theorem (``optx.ImplicitAdjoint``):
+    ``dx*/dp = (I − ∂P^p/∂x)^{-1} ∂P^p/∂p``, never from the unrolled iterations.
+
+    **Arguments:**
+
+    - `walker`: an :class:`~difimpact.AbstractWalker`; `x0`: the initial guess ``(k,)``.
+    - `period`: 1 (a fixed point of ``P``) or more (of ``P^p``: period doubling).
+    - `rtol`, `atol`: Newton's tolerances on ``x``; `max_steps`: its iteration limit.
+    - `options`: :class:`StanceTolerances` of each step.
+    - `throw`: raise on failure (else read `result`).
+
+    **Returns:** a :class:`PeriodicGait`. Under ``jit``, ``vmap`` and ``jax.jacfwd``; ``jax.grad`` with
+    ``options.adjoint = diffrax.DirectAdjoint()``.
+    """
+    if not isinstance(walker, AbstractWalker):
+        raise TypeError(f"`walker` must be an AbstractWalker, got {type(walker).__name__}.")
+    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
+    x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
+    if x0.shape != (walker.section_size,):
+        raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
+
+    def residual(x, w):
+        return stride_power(w, x, period, options=options) - x
+
+    sol = optx.root_find(residual, optx.Newton(rtol, atol, linear_solver=SmallLU()), x0, args=walker,
+                         max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=SmallLU()), throw=False)
+    strides, step_result = _steps(walker, sol.value, period, options)
+    # A failed step is reported first: Newton may "converge" onto the meaningless state of a fall.
+    result = GaitResults.where(
+        step_result != GaitResults.successful, step_result,
+        GaitResults.where(sol.result == optx.RESULTS.successful, GaitResults.successful, GaitResults.no_fixed_point))
+    out = PeriodicGait(x=sol.value, strides=strides, result=result, num_steps=sol.stats["num_steps"], period=period)
+    return result.error_if(out, result != GaitResults.successful) if throw else out

@@ -1,0 +1,73 @@
+"""Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of ``∂P^p/∂x`` at the fixed point."""
+
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Complex, Float, Scalar
+from .._models.walker import AbstractWalker
+from .fixed_point import PeriodicGait, stride_power
+from .stride import StanceTolerances
+
+
+def stride_jacobian(walker: AbstractWalker, gait: PeriodicGait, *,
+                    options: StanceTolerances = StanceTolerances()) -> Float[Array, "k k"]:
+    """``∂P^p/∂x`` at the gait's fixed point, by forward-mode differentiation through the steps: the event
+    time enters through the implicit-function theorem, so this is the saltation-corrected linearisation
+    (monodromy of each stance phase, event-time correction, impact Jacobian, leg swap)."""
+    return jax.jacfwd(lambda x: stride_power(walker, x, gait.period, options=options))(gait.x)
+
+
+def _polish(coeffs, roots, iterations=3):
+    """Newton steps on the monic polynomial with `coeffs` (highest first, leading 1 omitted) at each root."""
+    for _ in range(iterations):
+        p = jnp.ones_like(roots)
+        dp = jnp.zeros_like(roots)
+        for c in coeffs:
+            dp = dp * roots + p
+            p = p * roots + c
+        roots = roots - jnp.where(dp != 0, p / jnp.where(dp != 0, dp, 1.0), 0.0)
+    return roots
+
+
+def eigenvalues(a: Float[Array, "k k"]) -> Complex[Array, " k"]:
+    r"""Eigenvalues of a real ``1×1``, ``2×2`` or ``3×3`` matrix in closed form — the roots of its
+    characteristic polynomial ``λ³ − tr(a) λ² + m₂ λ − det(a)`` by Cardano's formula (``m₂`` the sum of the
+    principal ``2×2`` minors), polished by three Newton steps — differentiable and free of LAPACK under
+    ``vmap``. Simple eigenvalues have the derivative of the polynomial roots; repeated ones do not."""
+    k = a.shape[0]
+    if a.shape != (k, k) or not 1 <= k <= 3:
+        raise ValueError(f"`eigenvalues` takes a 1×1, 2×2 or 3×3 matrix, got shape {a.shape}.")
+    a = a.astype(jnp.result_type(a.dtype, jnp.complex64))
+    if k == 1:
+        return a[0]
+    tr = jnp.trace(a)
+    if k == 2:
+        det = a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]
+        s = jnp.sqrt(tr**2 / 4 - det)
+        return jnp.stack([tr / 2 + s, tr / 2 - s])
+    m2 = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0] + a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]
+          + a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1])
+    det = (a[0, 0] * (a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]) - a[0, 1] * (a[1, 0] * a[2, 2] - a[1, 2] * a[2, 0])
+           + a[0, 2] * (a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]))
+    b, c, d = -tr, m2, -det  # λ³ + b λ² + c λ + d
+    p = c - b**2 / 3
+    q = 2 * b**3 / 27 - b * c / 3 + d
+    root = jnp.sqrt(q**2 / 4 + p**3 / 27)
+    big = jnp.where(jnp.abs(-q / 2 + root) >= jnp.abs(-q / 2 - root), -q / 2 + root, -q / 2 - root)
+    u = jnp.where(big == 0, 0.0, jnp.exp(jnp.log(jnp.where(big == 0, 1.0, big)) / 3))
+    w = jnp.exp(2j * jnp.pi / 3 * jnp.arange(3))
+    uk = u * w
+    t = uk - jnp.where(uk == 0, 0.0, p / (3 * jnp.where(uk == 0, 1.0, uk)))
+    return _polish((b, c, d), t - b / 3)
+
+
+def spectral_radius(a: Float[Array, "k k"]) -> Scalar:
+    """Largest eigenvalue modulus of a ``k ≤ 3`` square matrix (:func:`eigenvalues`): the gait is locally
+    stable when it is below 1."""
+    return jnp.max(jnp.abs(eigenvalues(a)))
+
+
+def floquet_multipliers(walker: AbstractWalker, gait: PeriodicGait, *,
+                        options: StanceTolerances = StanceTolerances()) -> Complex[Array, " k"]:
+    """Floquet multipliers of a periodic gait: the eigenvalues of :func:`stride_jacobian`."""
+    return eigenvalues(stride_jacobian(walker, gait, options=options))

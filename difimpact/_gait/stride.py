@@ -1,0 +1,179 @@
+"""The stride (Poincaré) map of a passive walker: single support until heel strike, impact, leg swap."""
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optimistix as optx
+
+from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
+from .._impact.constrained import ImpactResults
+from .._models.walker import AbstractWalker
+
+
+class GaitResults(eqx.Enumeration):
+    """Outcomes of a step (:func:`stride`) and of a gait search (:func:`~difimpact.periodic_gait`)."""
+
+    successful = ""
+    fell_forward = "The walker fell: the stance leg reached the ground (|q3| = 90°) before heel strike."
+    fell_backward = "The walker fell back: the stance leg stopped (q̇3 = 0) before heel strike."
+    no_heel_strike = "No heel strike within `t_max`."
+    solver_failed = "The single-support integration failed (step limit `max_steps` reached)."
+    trailing_foot_stays = (
+        "The trailing foot does not lift off at heel strike: keeping it on the ground needs a pulling impulse, "
+        "so the step ends in double support, not in a compass-gait step."
+    )
+    impact_failed = "The heel-strike impact has no unique consistent outcome (see `ImpactResults`)."
+    no_fixed_point = "Newton's method found no fixed point of the stride map from the initial guess."
+
+
+class Stride(eqx.Module):
+    """One step of a walker, from the section state ``x`` just after a heel strike to the next.
+
+    - `x`: section state just after the next heel strike, legs swapped (``P(x)``).
+    - `step_time`: duration ``T`` of the step [s]; `step_length`: distance ``L`` between the feet at heel
+      strike [m]; `speed`: ``L / T`` [m/s].
+    - `energy_loss`: kinetic energy lost at the impact ``T⁻ − T⁺`` [J].
+    - `lifted_off`: whether the trailing foot lifts off at the impact; `trailing_velocity`: its post-impact
+      normal velocity [m/s] (``≥ 0`` when it lifts off).
+    - `q_minus`, `qdot_minus`: the full pre-impact state.
+    - `result`: a :class:`GaitResults` item.
+    """
+
+    x: Float[Array, " k"]
+    step_time: Scalar
+    step_length: Scalar
+    speed: Scalar
+    energy_loss: Scalar
+    lifted_off: Bool[Array, ""]
+    trailing_velocity: Scalar
+    q_minus: Config
+    qdot_minus: Velocity
+    result: GaitResults
+
+
+class StanceTolerances(eqx.Module):
+    """Options of the single-support integration: step tolerances `rtol`, `atol` (relative to the state
+    ``(θ, θ̇ √(l/g))``), `max_steps`, the horizon `t_max` in units of ``√(l/g)`` and the diffrax `adjoint`
+    (``ForwardMode`` serves ``jax.jacfwd``, Newton's method and the implicit-function gradients of
+    :func:`~difimpact.periodic_gait`; ``RecursiveCheckpointAdjoint`` serves reverse mode through one stride)."""
+
+    rtol: float = 1e-10
+    atol: float = 1e-10
+    max_steps: int = eqx.field(static=True, default=4096)
+    t_max: float = 50.0
+    adjoint: diffrax.AbstractAdjoint = diffrax.ForwardMode()
+
+
+class StanceSystem(eqx.Module):
+    """Single support of a walker as a hybrid system in the time ``s = t / √(l/g)``: state
+    ``y = (θ, dθ/ds)``, one mode, three event components (positive during the step): the heel-strike gap
+    (:meth:`AbstractWalker.strike_gap`), the stance leg's rate ``q̇3`` (zero: it stops and falls back) and
+    ``cos q3`` (zero: the stance leg lies on the ground)."""
+
+    walker: AbstractWalker
+
+    def _split(self, y):
+        j = y.shape[0] // 2
+        return y[:j], y[j:]
+
+    def vector_field(self, t, y, mode):
+        theta, rate = self._split(y)
+        tau = self.walker.time_scale
+        accel = self.walker.stance_accelerations(theta, rate / tau)
+        return jnp.concatenate([rate, tau**2 * accel])
+
+    def event_components(self, t, y, mode):
+        theta, rate = self._split(y)
+        return jnp.stack([self.walker.strike_gap(theta), rate[0], jnp.cos(theta[0])])
+
+    def transition(self, t, y, mode, event):
+        return y, mode, jnp.asarray(True)
+
+
+_STRIKE, _STOPPED, _DOWN = 0, 1, 2
+
+
+def _integrate(system: StanceSystem, y0, options: StanceTolerances):
+    """Integrate single support until its first event: ``(s, y, event index, step-limit reached)``."""
+
+    def cond_fn(t, y, args, **kwargs):
+        return jnp.min(system.event_components(t, y, 0))
+
+    eps = float(jnp.finfo(y0.dtype).eps)
+    root = optx.Newton(rtol=64 * eps, atol=64 * eps)
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(lambda t, y, args: system.vector_field(t, y, 0)), diffrax.Tsit5(), 0.0, options.t_max,
+        None, y0, saveat=diffrax.SaveAt(t1=True),
+        stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),
+        event=diffrax.Event(cond_fn, root), max_steps=options.max_steps, adjoint=options.adjoint, throw=False,
+    )
+    t1, y1 = sol.ts[-1], sol.ys[-1]
+    event = jnp.where(sol.result == diffrax.RESULTS.event_occurred,
+                      jnp.argmin(system.event_components(t1, y1, 0)), -1)
+    return t1, y1, event, sol.result == diffrax.RESULTS.max_steps_reached
+
+
+def _outcome(event, failed, lifted_off, impact_result):
+    return GaitResults.where(
+        failed, GaitResults.solver_failed,
+        GaitResults.where(
+            event == _STOPPED, GaitResults.fell_backward,
+            GaitResults.where(
+                event == _DOWN, GaitResults.fell_forward,
+                GaitResults.where(
+                    event != _STRIKE, GaitResults.no_heel_strike,
+                    GaitResults.where(
+                        impact_result != ImpactResults.successful, GaitResults.impact_failed,
+                        GaitResults.where(lifted_off, GaitResults.successful, GaitResults.trailing_foot_stays))))))
+
+
+def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTolerances = StanceTolerances(),
+           throw: bool = False) -> Stride:
+    r"""The stride (Poincaré) map ``x⁺ = P(x)`` of a passive walker and the step it takes.
+
+    From the section state ``x`` just after a heel strike: single support with the stance foot rolling
+    (:meth:`AbstractWalker.stance_accelerations`) until the swing foot strikes the ground ahead
+    (:meth:`AbstractWalker.strike_gap` ``= 0``, the event time differentiated by the implicit-function theorem);
+    then the impulsive impact of :func:`~difimpact.impact` with the striking foot sticking and the trailing foot
+    unilateral (it lifts off or stays, seed 003 eq. 4); then the legs are swapped (:meth:`AbstractWalker.swap`).
+    A passive step on slope ``γ`` loses at the impact what gravity gave, ``ΔT = M g L sin γ`` on a periodic
+    gait (McGeer 1990).
+
+    **Arguments:**
+
+    - `walker`: an :class:`~difimpact.AbstractWalker` (its slope and parameters are differentiable leaves).
+    - `x`: section state ``(k,)`` (:attr:`AbstractWalker.section_names`).
+    - `options`: a :class:`StanceTolerances`.
+    - `throw`: raise on a failed step (else read `result`: a batch is never stopped by one member).
+
+    **Returns:** a :class:`Stride`. Works under ``jit``, ``vmap``, ``jax.jacfwd`` (default adjoint) and
+    ``jax.grad`` (with ``options.adjoint = diffrax.RecursiveCheckpointAdjoint()``).
+    """
+    if not isinstance(walker, AbstractWalker):
+        raise TypeError(f"`walker` must be an AbstractWalker (CompassGait, RimlessWheel), got {type(walker).__name__}.")
+    x = jnp.asarray(x, dtype=jnp.result_type(float))
+    if x.shape != (walker.section_size,):
+        raise ValueError(f"`x` must have shape ({walker.section_size},) = {walker.section_names}, got {x.shape}.")
+    tau = walker.time_scale
+    theta0, theta_dot0 = walker.from_section(x)
+    s1, y1, event, failed = _integrate(StanceSystem(walker), jnp.concatenate([theta0, tau * theta_dot0]), options)
+    theta, theta_dot = jnp.split(y1, 2)
+    theta_dot = theta_dot / tau
+    q, qdot = jax.jvp(walker.stance_configuration, (theta,), (theta_dot,))
+    # A member that did not strike is evaluated at a valid heel strike (impact would raise on it).
+    struck = (event == _STRIKE) & ~failed
+    q_safe, qdot_safe = walker.strike_posture()
+    q_i, qdot_i = jnp.where(struck, q, q_safe), jnp.where(struck, qdot, qdot_safe)
+    strike = walker.heel_strike(q_i, qdot_i)
+    new_theta, new_rate = jax.jvp(walker.swap, (theta,), (strike.theta_dot,))
+    length = walker.step_length(q_i)
+    step_time = s1 * tau
+    result = _outcome(event, failed, strike.lifted_off, strike.result)
+    out = Stride(x=walker.to_section(new_theta, new_rate), step_time=step_time, step_length=length,
+                 speed=length / step_time, energy_loss=strike.energy_loss, lifted_off=strike.lifted_off,
+                 trailing_velocity=strike.trailing_velocity, q_minus=q, qdot_minus=qdot, result=result)
+    return result.error_if(out, result != GaitResults.successful) if throw else out
+
+
+stride_jit = eqx.filter_jit(stride)

@@ -1,0 +1,115 @@
+"""The abstract walker: a planar model with single support on one foot and heel strike of the other."""
+
+import abc
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
+from .._impact.constrained import impact, ImpactResults
+from .._linalg import solve_spd
+from .base import AbstractPlanarModel
+
+
+class HeelStrike(eqx.Module):
+    """What a step needs from the heel-strike impact: the post-impact joint rates `theta_dot` (legs not yet
+    swapped), the kinetic energy lost `energy_loss`, whether the trailing foot `lifted_off` and its normal
+    velocity `trailing_velocity`, and the impact's `result` (:class:`~difimpact.ImpactResults`)."""
+
+    theta_dot: Float[Array, " j"]
+    energy_loss: Scalar
+    lifted_off: Bool[Array, ""]
+    trailing_velocity: Scalar
+    result: ImpactResults
+
+
+class AbstractWalker(AbstractPlanarModel):
+    """Base class of the models that walk down a slope (passive dynamic walking).
+
+    Coordinates ``q = [q1, q2, θ...]``: ``(q1, q2)`` the centre of the stance foot's arc (radius
+    :attr:`foot_radius`, zero for a point foot) and the joint angles ``θ``, ``θ[0]`` the absolute angle of the
+    stance leg. In single support the stance foot rolls without slipping on the ground ``y = 0`` of the model
+    frame, so ``q = [R θ0, R, θ]`` (:meth:`stance_configuration`, up to a constant shift along the ground that
+    the dynamics do not see). A step ends when the point ``swing_foot`` strikes the ground ahead
+    (:meth:`strike_gap` reaches zero); the legs are then relabelled (:meth:`swap`). The Poincaré section is the
+    state just after heel strike, in the coordinates ``x`` of :meth:`to_section`.
+
+    Subclasses hold the ground slope `slope` ``γ`` (radians, down toward ``+x``), which tilts gravity in the
+    model frame (:class:`~difimpact.PlanarTree`).
+    """
+
+    slope: eqx.AbstractVar[Scalar]
+    section_names: eqx.AbstractClassVar[tuple[str, ...]]
+
+    @property
+    @abc.abstractmethod
+    def foot_radius(self) -> Scalar:
+        """Radius ``R`` of the rolling stance foot (0: point foot)."""
+
+    @property
+    @abc.abstractmethod
+    def leg_length(self) -> Scalar:
+        """Hip height when the stance leg is upright; with ``g`` it sets the time scale ``√(l/g)``."""
+
+    @abc.abstractmethod
+    def from_section(self, x: Float[Array, " k"]) -> tuple[Float[Array, " j"], Float[Array, " j"]]:
+        """Joint angles and rates ``(θ, θ̇)`` of the section point ``x`` (just after heel strike)."""
+
+    @abc.abstractmethod
+    def to_section(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " k"]:
+        """Section coordinates ``x`` of a post-impact state ``(θ, θ̇)``."""
+
+    @abc.abstractmethod
+    def strike_gap(self, theta: Float[Array, " j"]) -> Scalar:
+        """A function of ``θ`` that is positive during the step and reaches zero at heel strike."""
+
+    @abc.abstractmethod
+    def swap(self, theta: Float[Array, " j"]) -> Float[Array, " j"]:
+        """Joint angles after the legs are relabelled at heel strike (affine in ``θ``)."""
+
+    @abc.abstractmethod
+    def strike_posture(self) -> tuple[Config, Velocity]:
+        """A valid heel-strike state ``(q, q̇⁻)``, evaluated in place of a failed step (a batch goes on)."""
+
+    def heel_strike(self, q: Config, qdot: Velocity) -> HeelStrike:
+        """The impulsive impact of :func:`~difimpact.impact` at heel strike: ``swing_foot`` collides and sticks,
+        ``stance_foot`` is unilateral (it lifts off or stays; seed 003, eq. 4)."""
+        sol = impact(self, q, qdot, stick=("swing_foot",), unilateral=("stance_foot",), throw=False)
+        return HeelStrike(sol.qdot_plus[2:], sol.loss, sol.lifted_off[0], sol.unilateral_velocity[0], sol.result)
+
+    def step_length(self, q: Config) -> Scalar:
+        """Distance between the two contact points along the ground."""
+        t, q = self.tree(), self._q(q)
+        return t.point_position(q, "swing_foot")[0] - t.point_position(q, "stance_foot")[0]
+
+    @property
+    def section_size(self) -> int:
+        return len(self.section_names)
+
+    @property
+    def total_mass(self) -> Scalar:
+        return jnp.sum(self.tree().mass)
+
+    @property
+    def time_scale(self) -> Scalar:
+        """``√(l/g)``."""
+        return jnp.sqrt(self.leg_length / self.tree().g)
+
+    def stance_configuration(self, theta: Float[Array, " j"]) -> Config:
+        """``q = [R θ0, R, θ]``: the stance foot rolling without slipping."""
+        R = self.foot_radius
+        return jnp.concatenate([jnp.stack([R * theta[0], R + jnp.zeros_like(theta[0])]), theta])
+
+    def stance_accelerations(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
+        r"""Single-support joint accelerations with the stance foot rolling: with ``q = φ(θ)``, ``B = ∂φ/∂θ``
+        (constant),
+
+        .. math:: B^T M(q) B\,\ddot\theta = -B^T c(q, B\dot\theta),
+
+        solved by the unrolled ``LDLᵀ`` of :func:`difimpact._linalg.solve_spd` (no LAPACK under ``vmap``).
+        """
+        q, qdot = jax.jvp(self.stance_configuration, (theta,), (theta_dot,))
+        B = jax.jacfwd(self.stance_configuration)(theta)
+        M, c = self.tree().mass_and_bias(q, qdot)
+        return solve_spd(B.T @ M @ B, -(B.T @ c), "reduced stance mass matrix")
