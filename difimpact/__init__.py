@@ -36,6 +36,19 @@ from ._contact import (
     RegularisedCoulomb as RegularisedCoulomb,
     TangentialSpring as TangentialSpring,
 )
+from ._gait import (
+    eigenvalues as eigenvalues,
+    floquet_multipliers as floquet_multipliers,
+    GaitResults as GaitResults,
+    periodic_gait as periodic_gait,
+    PeriodicGait as PeriodicGait,
+    spectral_radius as spectral_radius,
+    StanceTolerances as StanceTolerances,
+    Stride as Stride,
+    stride as stride,
+    stride_jacobian as stride_jacobian,
+    stride_power as stride_power,
+)
 from ._impact.constrained import (
     constrained_impact as constrained_impact,
     impact as impact,
@@ -61,11 +74,14 @@ from ._io import (
 )
 from ._models import (
     AbstractPlanarModel as AbstractPlanarModel,
+    AbstractWalker as AbstractWalker,
     BipedWithTorso as BipedWithTorso,
     CompassGait as CompassGait,
     CrutchWalker as CrutchWalker,
     HeelStrikePosture as HeelStrikePosture,
+    RimlessWheel as RimlessWheel,
     SevenLinkHuman as SevenLinkHuman,
+    SimplestWalker as SimplestWalker,
     TreeModel as TreeModel,
 )
 from ._hybrid import (

@@ -1,0 +1,14 @@
+from .fixed_point import periodic_gait as periodic_gait, PeriodicGait as PeriodicGait, stride_power as stride_power
+from .stability import (
+    eigenvalues as eigenvalues,
+    floquet_multipliers as floquet_multipliers,
+    spectral_radius as spectral_radius,
+    stride_jacobian as stride_jacobian,
+)
+from .stride import (
+    GaitResults as GaitResults,
+    StanceSystem as StanceSystem,
+    StanceTolerances as StanceTolerances,
+    Stride as Stride,
+    stride as stride,
+)

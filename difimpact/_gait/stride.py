@@ -18,6 +18,9 @@ class GaitResults(eqx.Enumeration):
     fell_forward = "The walker fell: the stance leg reached the ground (|q3| = 90°) before heel strike."
     fell_backward = "The walker fell back: the stance leg stopped (q̇3 = 0) before heel strike."
     no_heel_strike = "No heel strike within `t_max`."
+    invalid_strike = (
+        "The heel-strike condition was met with the swing foot off the ground, behind, or not approaching it."
+    )
     solver_failed = "The single-support integration failed (step limit `max_steps` reached)."
     trailing_foot_stays = (
         "The trailing foot does not lift off at heel strike: keeping it on the ground needs a pulling impulse, "
@@ -114,8 +117,9 @@ def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     return t1, y1, event, sol.result == diffrax.RESULTS.max_steps_reached
 
 
-def _outcome(event, failed, lifted_off, impact_result):
+def _outcome(event, failed, valid, lifted_off, impact_result):
     return GaitResults.where(
+        (event == _STRIKE) & ~failed & ~valid, GaitResults.invalid_strike, GaitResults.where(
         failed, GaitResults.solver_failed,
         GaitResults.where(
             event == _STOPPED, GaitResults.fell_backward,
@@ -125,7 +129,7 @@ def _outcome(event, failed, lifted_off, impact_result):
                     event != _STRIKE, GaitResults.no_heel_strike,
                     GaitResults.where(
                         impact_result != ImpactResults.successful, GaitResults.impact_failed,
-                        GaitResults.where(lifted_off, GaitResults.successful, GaitResults.trailing_foot_stays))))))
+                        GaitResults.where(lifted_off, GaitResults.successful, GaitResults.trailing_foot_stays)))))))
 
 
 def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTolerances = StanceTolerances(),
@@ -162,18 +166,18 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     theta_dot = theta_dot / tau
     q, qdot = jax.jvp(walker.stance_configuration, (theta,), (theta_dot,))
     # A member that did not strike is evaluated at a valid heel strike (impact would raise on it).
-    struck = (event == _STRIKE) & ~failed
+    height = walker.point(q, "swing_foot")[1]
+    approach = walker.contact_jacobian(q, "swing_foot")[0] @ qdot
+    valid = (jnp.abs(height) <= 1e-7 * walker.l) & (approach < 0)
+    struck = (event == _STRIKE) & ~failed & valid
     q_safe, qdot_safe = walker.strike_posture()
     q_i, qdot_i = jnp.where(struck, q, q_safe), jnp.where(struck, qdot, qdot_safe)
     strike = walker.heel_strike(q_i, qdot_i)
     new_theta, new_rate = jax.jvp(walker.swap, (theta,), (strike.theta_dot,))
     length = walker.step_length(q_i)
     step_time = s1 * tau
-    result = _outcome(event, failed, strike.lifted_off, strike.result)
+    result = _outcome(event, failed, valid, strike.lifted_off, strike.result)
     out = Stride(x=walker.to_section(new_theta, new_rate), step_time=step_time, step_length=length,
                  speed=length / step_time, energy_loss=strike.energy_loss, lifted_off=strike.lifted_off,
                  trailing_velocity=strike.trailing_velocity, q_minus=q, qdot_minus=qdot, result=result)
     return result.error_if(out, result != GaitResults.successful) if throw else out
-
-
-stride_jit = eqx.filter_jit(stride)

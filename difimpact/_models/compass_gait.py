@@ -40,7 +40,7 @@ class AbstractCompassWalker(AbstractWalker):
 
     def strike_posture(self) -> tuple[Config, Velocity]:
         """``q = [0, R, 0.2, 0.4]`` turning about the stance foot at 1 rad/s."""
-        R, zero = self.foot_radius, jnp.zeros_like(self.leg_length)
+        R, zero = self.foot_radius, jnp.zeros_like(self.l)
         return (jnp.stack([zero, R, zero + 0.2, zero + 0.4]), jnp.stack([R, zero, zero + 1.0, zero]))
 
 
@@ -83,10 +83,6 @@ class CompassGait(AbstractCompassWalker):
     @property
     def foot_radius(self) -> Scalar:
         return self.R
-
-    @property
-    def leg_length(self) -> Scalar:
-        return self.l
 
     def tree(self) -> PlanarTree:
         d = self.l - self.R  # arc centre to hip

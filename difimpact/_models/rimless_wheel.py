@@ -58,10 +58,6 @@ class RimlessWheel(AbstractWalker):
     def foot_radius(self) -> Scalar:
         return jnp.zeros_like(self.l)
 
-    @property
-    def leg_length(self) -> Scalar:
-        return self.l
-
     def from_section(self, x: Float[Array, " 1"]) -> tuple[Float[Array, " 1"], Float[Array, " 1"]]:
         return jnp.full((1,), -self.alpha, x.dtype), x
 

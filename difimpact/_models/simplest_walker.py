@@ -43,10 +43,6 @@ class SimplestWalker(AbstractCompassWalker):
     def foot_radius(self) -> Scalar:
         return jnp.zeros_like(self.l)
 
-    @property
-    def leg_length(self) -> Scalar:
-        return self.l
-
     def tree(self) -> PlanarTree:
         """The hip mass on massless legs (geometry, energies and the hip's motion)."""
         zero = jnp.zeros_like(self.M)

@@ -36,21 +36,17 @@ class AbstractWalker(AbstractPlanarModel):
     state just after heel strike, in the coordinates ``x`` of :meth:`to_section`.
 
     Subclasses hold the ground slope `slope` ``γ`` (radians, down toward ``+x``), which tilts gravity in the
-    model frame (:class:`~difimpact.PlanarTree`).
+    model frame (:class:`~difimpact.PlanarTree`), and the leg length `l` (with ``g``, the time scale ``√(l/g)``).
     """
 
     slope: eqx.AbstractVar[Scalar]
+    l: eqx.AbstractVar[Scalar]
     section_names: eqx.AbstractClassVar[tuple[str, ...]]
 
     @property
     @abc.abstractmethod
     def foot_radius(self) -> Scalar:
         """Radius ``R`` of the rolling stance foot (0: point foot)."""
-
-    @property
-    @abc.abstractmethod
-    def leg_length(self) -> Scalar:
-        """Hip height when the stance leg is upright; with ``g`` it sets the time scale ``√(l/g)``."""
 
     @abc.abstractmethod
     def from_section(self, x: Float[Array, " k"]) -> tuple[Float[Array, " j"], Float[Array, " j"]]:
@@ -94,7 +90,7 @@ class AbstractWalker(AbstractPlanarModel):
     @property
     def time_scale(self) -> Scalar:
         """``√(l/g)``."""
-        return jnp.sqrt(self.leg_length / self.tree().g)
+        return jnp.sqrt(self.l / self.tree().g)
 
     def stance_configuration(self, theta: Float[Array, " j"]) -> Config:
         """``q = [R θ0, R, θ]``: the stance foot rolling without slipping."""

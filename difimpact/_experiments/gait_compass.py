@@ -1,0 +1,96 @@
+"""Periodic passive gaits of the compass biped: the period-doubling cascade of Goswami, Thuilot & Espiau (1998)
+and the round-footed walker of seed 001."""
+
+import numpy as np
+
+from .._gait.continuation import continue_gait
+from .._models import CompassGait
+from .base import Outcome, check_close, check_that, experiment
+from .plotting import line_panels
+from .references import Reference
+
+GOSWAMI = Reference(("A. Goswami", "B. Thuilot", "B. Espiau"),
+                    "A study of the passive gait of a compass-like biped robot: symmetry and chaos",
+                    "International Journal of Robotics Research 17(12), 1282–1301", 1998,
+                    "10.1177/027836499801701202")
+# The 3° gait of the a = b = 0.5 m, m_H/m = 2 walker, found by iterating the stride map from a rough guess.
+X_3DEG = np.array([-0.271, 1.092, 0.715])
+
+
+def _compass(slope, R=0.0):
+    return CompassGait(l=1.0, m=5.0, b=0.5, m_H=10.0, R=R, g=9.81, slope=slope)
+
+
+def _slope_walker(slope):
+    return _compass(slope)
+
+
+@experiment("gait-compass", "", "period-doubling cascade",
+            "Compass biped (a = b = 0.5 m, m = 5 kg, m_H = 10 kg, l = 1 m) on slopes 0.5°…6°: the period-1 gait "
+            "continued in slope, its multipliers, the period doubling and the period-2 branch.",
+            units="slope_deg [deg], half_angle [rad], step_time [s], step_length [m], speed [m/s], rho [-]",
+            reference=GOSWAMI)
+def compass(quick, progress):
+    lo, hi = np.radians(0.5), np.radians(6.0)
+    step = np.radians(0.5 if quick else 0.1)
+    up = continue_gait(_slope_walker, X_3DEG, np.radians(3.0), hi, step=step, bisections=12 if quick else 24)
+    down = continue_gait(_slope_walker, X_3DEG, np.radians(3.0), lo, step=-step, bisections=12 if quick else 24)
+    points = sorted(down[1:], key=lambda b: b.p) + up
+    rows = [dict(slope_deg=float(np.degrees(b.p)), period=b.period, kind=b.kind, half_angle=float(-b.x[0]),
+                 step_time=b.step_time, step_length=b.step_length, speed=b.speed, rho=b.rho) for b in points]
+    pd = [r for r in rows if r["kind"] == "period-doubling"]
+    orbit1 = [r for r in rows if r["kind"] == "orbit" and r["period"] == 1]
+    orbit2 = [r for r in rows if r["kind"] == "orbit" and r["period"] == 2]
+    checks = [
+        check_that("A stable period-1 gait exists at small slopes", "Goswami et al. 1998, §4",
+                   f"ρ = {orbit1[0]['rho']:.3f} at {orbit1[0]['slope_deg']:.2f}°", orbit1[0]["rho"] < 1),
+        check_that("The period-1 gait loses stability by period doubling as the slope grows", "Goswami et al. 1998, §5",
+                   f"period doubling at {pd[0]['slope_deg']:.3f}°" if pd else "none found", bool(pd)),
+        check_that("A period-2 gait follows the period doubling", "Goswami et al. 1998, Fig. 8",
+                   f"{len(orbit2)} period-2 gaits from {orbit2[0]['slope_deg']:.2f}°" if orbit2 else "none", bool(orbit2)),
+    ]
+    fig = _diagram(rows)
+    return Outcome(rows, {"bifurcation_diagram": fig}, checks)
+
+
+def _diagram(rows):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for period, style in ((1, "k."), (2, "r.")):
+        r = [r for r in rows if r["period"] == period and r["kind"] == "orbit"]
+        ax.plot([x["slope_deg"] for x in r], [x["step_time"] for x in r], style, label=f"period {period}")
+    for r in rows:
+        if r["kind"] != "orbit":
+            ax.axvline(r["slope_deg"], color="0.6", lw=0.8, ls="--")
+    ax.set_xlabel("slope γ [deg]")
+    ax.set_ylabel("step period (mean over the gait) [s]")
+    ax.set_title("Compass gait: period-1 and period-2 branches")
+    ax.legend()
+    return fig
+
+
+def _radius_walker(R):
+    return _compass(np.radians(3.0), R)
+
+
+@experiment("gait-round-feet", "001", "round feet in a passive gait",
+            "Seed 001's compass walker (l = 1 m, m = 5 kg, b = 0.5 m, m_H = 10 kg) with foot radius R from 0 toward "
+            "l on a 3° slope: the passive gait continued in R, its speed, impact loss per distance and stability.",
+            units="R [m], slope_deg [deg], half_angle [rad], step_time [s], speed [m/s], loss_per_distance [J/m], rho [-]")
+def round_feet(quick, progress):
+    branch = continue_gait(_radius_walker, X_3DEG, 0.0, 0.95, step=0.1 if quick else 0.025,
+                           bisections=10 if quick else 20)
+    rows = [dict(R=b.p, slope_deg=3.0, half_angle=float(-b.x[0]), step_time=b.step_time, speed=b.speed,
+                 loss_per_distance=b.energy_loss / b.step_length, rho=b.rho) for b in branch if b.kind == "orbit"]
+    balance = max(abs(b.energy_loss / (20.0 * 9.81 * b.step_length * np.sin(np.radians(3.0))) - 1) for b in branch)
+    checks = [
+        check_close("Loss per distance of a passive gait = M g sin γ, whatever R (seed 001's impact loss is paid by "
+                    "the slope)", 20.0 * 9.81 * np.sin(np.radians(3.0)), rows[-1]["loss_per_distance"], 1e-8, "J/m"),
+        check_that("Energy balance on every gait of the branch (1e-9)", "M g L sin γ",
+                   f"largest relative error {balance:.1e}", balance < 1e-9),
+    ]
+    R = np.array([r["R"] for r in rows])
+    fig = line_panels(R, [np.array([r["speed"] for r in rows]), np.array([r["rho"] for r in rows])], ["3° slope"],
+                      "foot radius R [m]", ["speed [m/s]", "ρ (largest |multiplier|)"], "Round-footed passive gait")
+    return Outcome(rows, {"round_feet": fig}, checks)

@@ -1,0 +1,138 @@
+"""Periodic gaits: the rimless wheel against McGeer's closed form, Garcia et al.'s simplest walker against the
+published fixed point, the energy balance of passive gaits, Floquet multipliers against finite differences and
+the saltation-matrix formula, and gradients through the fixed point against re-solved fixed points."""
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difimpact as di
+from difimpact._gait.stride import StanceSystem
+
+N, L, M, G = 8, 1.0, 1.0, 9.81
+ALPHA = np.pi / N
+TIGHT = di.StanceTolerances(rtol=1e-12, atol=1e-12)
+# Forward-mode tangents of an adaptive solve are not error-controlled: the multiplier's error is ~1e-7 at
+# rtol 1e-10, 4e-9 at 1e-12 and 3e-10 at 1e-13.
+TIGHTER = di.StanceTolerances(rtol=1e-13, atol=1e-13)
+
+
+def mcgeer(slope):
+    """McGeer (1990): ω⁺ = cot 2α √(4 (g/l) sin α sin γ), multiplier cos² 2α."""
+    return 1 / np.tan(2 * ALPHA) * np.sqrt(4 * G / L * np.sin(ALPHA) * np.sin(slope)), np.cos(2 * ALPHA) ** 2
+
+
+solve = eqx.filter_jit(lambda w, x0, options: di.periodic_gait(w, x0, options=options))
+jacobian = eqx.filter_jit(lambda w, g, options: di.stride_jacobian(w, g, options=options))
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    w = di.RimlessWheel(N, l=L, m=M, g=G, slope=0.08)
+    gait = solve(w, jnp.array([1.0]), di.StanceTolerances())
+    return w, gait
+
+
+@pytest.fixture(scope="module")
+def simplest():
+    w = di.SimplestWalker(0.009)
+    return w, solve(w, jnp.array([-0.2, 0.2, 0.016]), di.StanceTolerances())
+
+
+def test_rimless_wheel_closed_form(wheel):
+    w, gait = wheel
+    omega, multiplier = mcgeer(0.08)
+    assert gait.result == di.GaitResults.successful
+    assert abs(gait.x[0] / omega - 1) < 1e-9
+    J = jacobian(w, gait, TIGHTER)
+    assert abs(J[0, 0] / multiplier - 1) < 1e-9
+    balance = gait.energy_loss / (M * G * gait.step_length * np.sin(0.08))
+    assert abs(balance - 1) < 1e-9
+    assert abs(gait.step_length - 2 * L * np.sin(ALPHA)) < 1e-12
+
+
+def test_rimless_wheel_falls_back_below_its_minimum_slope():
+    """At γ = 0.05 McGeer's ω⁺ = 0.87 rad/s cannot lift the hub over the spoke: the search reports the fall."""
+    w = di.RimlessWheel(N, l=L, m=M, g=G, slope=0.05)
+    gait = solve(w, jnp.array([mcgeer(0.05)[0]]), di.StanceTolerances())
+    assert gait.result == di.GaitResults.fell_backward
+
+
+def test_simplest_walker_garcia(simplest):
+    """Garcia et al. (1998): at γ = 0.009 the long-period gait has θ* = 0.20031, θ̇* = −0.19983."""
+    w, gait = simplest
+    assert gait.result == di.GaitResults.successful
+    assert abs(-gait.x[0] - 0.20031) < 5e-6 and abs(-gait.x[1] - (-0.19983)) < 5e-6
+    assert abs(gait.energy_loss / (1.0 * gait.step_length * np.sin(0.009)) - 1) < 1e-9
+    refined = solve(w, gait.x, TIGHT)
+    np.testing.assert_allclose(refined.x, gait.x, rtol=0, atol=1e-9)
+
+
+def _fd_jacobian(w, x, h=1e-5):
+    P = eqx.filter_jit(lambda x: di.stride_power(w, x, options=TIGHT))
+    cols = [(P(x + h * e) - P(x - h * e)) / (2 * h) for e in np.eye(x.shape[0])]
+    return np.stack(cols, axis=1)
+
+
+def _saltation_jacobian(w, x):
+    """Monodromy of the stance flow to the event time (a fixed-time solve), corrected by the saltation formula
+    ``(I − f ∂g/∂y / (∂g/∂y f))`` at the event, then the impact-and-swap Jacobian."""
+    system = StanceSystem(w)
+    tau = w.time_scale
+    step = di.stride(w, x, options=TIGHT)
+    s_end = step.step_time / tau
+
+    def start(x):
+        theta, rate = w.from_section(x)
+        return jnp.concatenate([theta, tau * rate])
+
+    def flow(y0):
+        sol = diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, a: system.vector_field(t, y, 0)), diffrax.Tsit5(),
+                                  0.0, s_end, None, y0, stepsize_controller=diffrax.PIDController(rtol=1e-12, atol=1e-12),
+                                  adjoint=diffrax.ForwardMode(), max_steps=100_000)
+        return sol.ys[-1]
+
+    def reset(y):
+        theta, rate = jnp.split(y, 2)
+        q, qdot = jax.jvp(w.stance_configuration, (theta,), (rate / tau,))
+        strike = w.heel_strike(q, qdot)
+        new_theta, new_rate = jax.jvp(w.swap, (theta,), (strike.theta_dot,))
+        return w.to_section(new_theta, new_rate)
+
+    y0 = start(x)
+    y_minus = flow(y0)
+    Phi = jax.jacfwd(flow)(y0)
+    f = system.vector_field(0.0, y_minus, 0)
+    dg = jax.grad(lambda y: system.event_components(0.0, y, 0)[0])(y_minus)
+    S = jnp.eye(y0.shape[0]) - jnp.outer(f, dg) / (dg @ f)
+    return jax.jacfwd(reset)(y_minus) @ S @ Phi @ jax.jacfwd(start)(x)
+
+
+@pytest.mark.slow
+def test_multipliers_fd_and_saltation(simplest):
+    w, gait = simplest
+    J = np.asarray(jacobian(w, gait, TIGHT))
+    np.testing.assert_allclose(J, _fd_jacobian(w, gait.x), rtol=0, atol=1e-6 * np.abs(J).max())
+    np.testing.assert_allclose(J, np.asarray(_saltation_jacobian(w, gait.x)), rtol=0, atol=1e-7 * np.abs(J).max())
+    mult = np.sort_complex(np.asarray(di.eigenvalues(jnp.asarray(J))))
+    np.testing.assert_allclose(mult, np.sort_complex(np.linalg.eigvals(J)), atol=1e-10)
+
+
+@pytest.mark.slow
+def test_fixed_point_gradient_vs_resolved(simplest):
+    """dx*/dγ and d(speed)/dγ by the implicit-function theorem (forward mode) against central differences of
+    fixed points re-solved at γ ± h."""
+    w, gait = simplest
+
+    def observe(slope, x0):
+        g = di.periodic_gait(di.SimplestWalker(slope), x0, options=TIGHT)
+        return jnp.concatenate([g.x, g.speed[None], g.step_time[None]])
+
+    f = eqx.filter_jit(observe)
+    d = eqx.filter_jit(jax.jacfwd(observe))(jnp.asarray(0.009), gait.x)
+    h = 1e-5
+    fd = (f(jnp.asarray(0.009 + h), gait.x) - f(jnp.asarray(0.009 - h), gait.x)) / (2 * h)
+    np.testing.assert_allclose(d, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
