@@ -125,7 +125,7 @@ def test_multipliers_fd_and_saltation(simplest):
 def test_fixed_point_gradient_vs_resolved(simplest):
     """dx*/dγ and d(speed)/dγ by the implicit-function theorem (forward mode) against central differences of
     fixed points re-solved at γ ± h."""
-    w, gait = simplest
+    _, gait = simplest
 
     def observe(slope, x0):
         g = di.periodic_gait(di.SimplestWalker(slope), x0, options=TIGHT)

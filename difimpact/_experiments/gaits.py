@@ -112,7 +112,7 @@ def simplest_walker(quick, progress):
             lo, hi, x = a[0], b[0], jnp.asarray(a[2])
             for _ in range(30 if not quick else 18):
                 mid = 0.5 * (lo + hi)
-                (s, ok, xm, t, lam), = _follow([mid], x)
+                (_, _, xm, t, lam), = _follow([mid], x)
                 m = np.min(np.where(np.abs(lam.imag) < 1e-12, lam.real, 0.0))
                 lo, hi = (mid, hi) if m > -1 else (lo, mid)
             pd = (0.5 * (lo + hi), xm, t)

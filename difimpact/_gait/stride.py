@@ -4,24 +4,25 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optimistix as optx
 
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
+from .._hybrid import AbstractHybridSystem, HybridResults, solve_hybrid
+from .._hybrid.engine import _ARM
 from .._impact.constrained import ImpactResults
+from .._results import RESULTS
 from .._models.walker import AbstractWalker
 
 
-class GaitResults(eqx.Enumeration):
+class GaitResults(RESULTS):  # pyright: ignore
     """Outcomes of a step (:func:`stride`) and of a gait search (:func:`~difimpact.periodic_gait`)."""
 
-    successful = ""
     fell_forward = "The walker fell: the stance leg reached the ground (|q3| = 90°) before heel strike."
     fell_backward = "The walker fell back: the stance leg stopped (q̇3 = 0) before heel strike."
     no_heel_strike = "No heel strike within `t_max`."
     invalid_strike = (
         "The heel-strike condition was met with the swing foot off the ground, behind, or not approaching it."
     )
-    solver_failed = "The single-support integration failed (step limit `max_steps` reached)."
+    stance_failed = "The single-support integration failed (step limit `max_steps` reached, or a solver failure)."
     trailing_foot_stays = (
         "The trailing foot does not lift off at heel strike: keeping it on the ground needs a pulling impulse, "
         "so the step ends in double support, not in a compass-gait step."
@@ -68,7 +69,7 @@ class StanceTolerances(eqx.Module):
     adjoint: diffrax.AbstractAdjoint = diffrax.ForwardMode()
 
 
-class StanceSystem(eqx.Module):
+class StanceSystem(AbstractHybridSystem):
     """Single support of a walker as a hybrid system in the time ``s = t / √(l/g)``: state
     ``y = (θ, dθ/ds)``, one mode, three event components (positive during the step): the heel-strike gap
     (:meth:`AbstractWalker.strike_gap`), the stance leg's rate ``q̇3`` (zero: it stops and falls back) and
@@ -88,7 +89,8 @@ class StanceSystem(eqx.Module):
 
     def event_components(self, t, y, mode):
         theta, rate = self._split(y)
-        return jnp.stack([self.walker.strike_gap(theta), rate[0], jnp.cos(theta[0])])
+        # The engine arms every component at +_ARM: offset by it, the heel strike is found at a zero gap.
+        return jnp.stack([self.walker.strike_gap(theta), rate[0], jnp.cos(theta[0])]) - _ARM
 
     def transition(self, t, y, mode, event):
         return y, mode, jnp.asarray(True)
@@ -98,29 +100,22 @@ _STRIKE, _STOPPED, _DOWN = 0, 1, 2
 
 
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
-    """Integrate single support until its first event: ``(s, y, event index, step-limit reached)``."""
-
-    def cond_fn(t, y, args, **kwargs):
-        return jnp.min(system.event_components(t, y, 0))
-
-    eps = float(jnp.finfo(y0.dtype).eps)
-    root = optx.Newton(rtol=64 * eps, atol=64 * eps)
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(lambda t, y, args: system.vector_field(t, y, 0)), diffrax.Tsit5(), 0.0, options.t_max,
-        None, y0, saveat=diffrax.SaveAt(t1=True),
+    """Single support on the hybrid-phase engine until its first event: ``(s, y, event index, failed)`` (the
+    index is −1 without an event; `failed`: step limit or solver failure)."""
+    sol = solve_hybrid(
+        system, jnp.zeros((), y0.dtype), y0, jnp.zeros((), jnp.int32), t_max=options.t_max, solver=diffrax.Tsit5(),
         stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),
-        event=diffrax.Event(cond_fn, root), max_steps=options.max_steps, adjoint=options.adjoint, throw=False,
+        max_steps=options.max_steps, max_phases=1, adjoint=options.adjoint,
     )
-    t1, y1 = sol.ts[-1], sol.ys[-1]
-    event = jnp.where(sol.result == diffrax.RESULTS.event_occurred,
-                      jnp.argmin(system.event_components(t1, y1, 0)), -1)
-    return t1, y1, event, sol.result == diffrax.RESULTS.max_steps_reached
+    event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
+    failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
+    return sol.t, sol.y, event, failed
 
 
 def _outcome(event, failed, valid, lifted_off, impact_result):
     return GaitResults.where(
         (event == _STRIKE) & ~failed & ~valid, GaitResults.invalid_strike, GaitResults.where(
-        failed, GaitResults.solver_failed,
+        failed, GaitResults.stance_failed,
         GaitResults.where(
             event == _STOPPED, GaitResults.fell_backward,
             GaitResults.where(
