@@ -90,11 +90,13 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
+from ._draw import draw_model as draw_model
 from ._examples import (
     ankle_blocking as ankle_blocking,
     biped_torso as biped_torso,
     compass_foot_radius as compass_foot_radius,
     crutch_peak_force as crutch_peak_force,
+    GridSearch as GridSearch,
     Problem as Problem,
 )
 from ._objectives import (

@@ -6,11 +6,13 @@ brute-force grid over the same bounds.
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from ._compliant import seed000_tip_contact
@@ -26,6 +28,20 @@ from ._objectives import (
     sliding_margin,
 )
 from ._optimise import OptimiseResult, minimise
+
+
+class GridSearch(NamedTuple):
+    """A problem evaluated on a grid over its bounds: `axes` (one 1-D array per variable), the objective
+    `values`, the `constraints` (grid shape × number of constraints; ``None`` without constraints) and the
+    `feasible` mask (all constraints ``≤ 0``), and the best feasible grid point `best` with its value
+    `best_value` (``inf`` when no point is feasible)."""
+
+    axes: list[np.ndarray]
+    values: np.ndarray
+    constraints: np.ndarray | None
+    feasible: np.ndarray
+    best: np.ndarray
+    best_value: float
 
 
 class Problem(eqx.Module):
@@ -46,6 +62,27 @@ class Problem(eqx.Module):
         return minimise(self.objective, jnp.asarray(start, float), optimiser=optax.adam(schedule), steps=steps,
                         rounds=rounds if self.constraints is not None else 1, bounds=(self.lower, self.upper),
                         constraints=self.constraints, penalty=penalty)
+
+    def grid_search(self, num: int, *, batched: bool = True) -> GridSearch:
+        """Brute force over ``num`` points per variable between the bounds: the objective and the constraints at
+        every grid point, as a check of :meth:`solve` (its optimum lies within one grid spacing of `best`, and
+        no feasible grid point is better). `batched`: one ``jit(vmap)`` over the grid; otherwise one jitted
+        function called point by point (for objectives such as a compliant solve that batch poorly)."""
+        axes = [np.linspace(lo, hi, num) for lo, hi in zip(np.asarray(self.lower), np.asarray(self.upper))]
+        points = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
+
+        def evaluate(fn):
+            if batched:
+                return np.asarray(jax.jit(jax.vmap(fn))(jnp.asarray(points)))
+            return np.stack([np.asarray(jax.jit(fn)(jnp.asarray(p))) for p in points])
+
+        values = evaluate(self.objective)
+        g = None if self.constraints is None else evaluate(self.constraints)
+        feasible = np.ones(len(points), bool) if g is None else np.all(g <= 0, axis=1)
+        masked = np.where(feasible, values, np.inf)
+        shape = tuple(len(a) for a in axes)
+        return GridSearch(axes, values.reshape(shape), None if g is None else g.reshape(shape + g.shape[1:]),
+                          feasible.reshape(shape), points[np.argmin(masked)], float(np.min(masked)))
 
 
 def _bounds(*pairs):

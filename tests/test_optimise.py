@@ -40,21 +40,10 @@ def test_minimise_bad_input():
         di.minimise(jnp.sum, jnp.zeros(2), optimiser=opt, steps=1, constraints=jnp.sum)
 
 
-def _evaluate(fn, x, batched):
-    """``fn`` at each row of ``x``: vmapped, or point by point (one compiled function, which later
-    ``jax.jit(fn)`` calls reuse)."""
-    return np.asarray(jax.jit(jax.vmap(fn))(x)) if batched else np.stack([np.asarray(jax.jit(fn)(p)) for p in x])
-
-
 def _grid_optimum(problem, num, batched=True):
-    """Best feasible point of a ``num``-per-axis grid over the bounds, and the spacing."""
-    axes = [np.linspace(lo, hi, num) for lo, hi in zip(np.asarray(problem.lower), np.asarray(problem.upper))]
-    points = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, len(axes))
-    x = jnp.asarray(points)
-    f = _evaluate(problem.objective, x, batched)
-    if problem.constraints is not None:
-        f = np.where(np.all(_evaluate(problem.constraints, x, batched) <= 0, axis=1), f, np.inf)
-    return points[np.argmin(f)], np.min(f), np.array([a[1] - a[0] for a in axes])
+    """Best feasible point of a ``num``-per-axis grid over the bounds, its value, and the spacing."""
+    grid = problem.grid_search(num, batched=batched)
+    return grid.best, grid.best_value, np.array([a[1] - a[0] for a in grid.axes])
 
 
 def _solve_from(problem, starts):

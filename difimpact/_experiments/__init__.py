@@ -1,6 +1,15 @@
 """The papers' tables and figures (seeds 000–003), registered for `difimpact reproduce` in paper order."""
 
-from . import seed000 as seed000, seed001 as seed001, seed002 as seed002, seed003 as seed003
+from . import (
+    seed000 as seed000,
+    seed000_evolution as seed000_evolution,
+    seed001 as seed001,
+    seed001_compass as seed001_compass,
+    seed001_crutch as seed001_crutch,
+    seed002 as seed002,
+    seed002_blocking as seed002_blocking,
+    seed003 as seed003,
+)
 from . import measured as measured
 from . import gaits as gaits  # noqa: I001 (registration order: simplest models first)
 from . import gait_compass as gait_compass

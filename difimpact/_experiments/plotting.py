@@ -1,42 +1,103 @@
-"""Figure helpers shared by the experiments: panels of curves laid out like the papers' figures."""
+"""Figure helpers shared by the experiments: panels of curves laid out like the papers' figures, with nothing
+clipped (constrained layout, long titles and labels wrapped) and the legend where it hides no curve (in an
+empty panel slot, or below the panels)."""
+
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
 
+from .._draw import draw_model
 
-def line_panels(x, panels, labels, xlabel, ylabels, title, *, styles=None, zero_line=False):
-    """One row of panels; panel ``k`` plots each row of ``panels[k]`` (curves × len(x)) against ``x``."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
-    for ax, data, ylabel in zip(axes[0], panels, ylabels):
-        for i, (curve, label) in enumerate(zip(np.atleast_2d(data), labels)):
-            ax.plot(x, curve, (styles or {}).get(i, "-"), label=label)
-        if zero_line:
-            ax.axhline(0.0, color="k", lw=0.8, ls="--")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+_PANEL_SIZE = (4.8, 3.7)  # inches per panel
+_CHARS_PER_INCH = 10  # at the default 10-point font
+
+
+def _wrap(text: str, inches: float) -> str:
+    return textwrap.fill(text, max(20, int(_CHARS_PER_INCH * inches)))
+
+
+def panel_grid(panels, title, xlabel, *, ncols=None, note="", legend_columns=4):
+    """Panels of curves, each curve with its own abscissa: `panels` is a list of ``(ylabel, curves)`` and
+    ``curves`` a list of ``(x, y, label, matplotlib kwargs)`` (label ``None``: not in the legend). One legend for
+    the figure, from the labelled curves of all panels; `note` is printed under it (symbols, where curves
+    end). A panel spans at least 10⁻³ of its unit, so a flat curve does not magnify round-off."""
+    ncols = ncols or len(panels)
+    nrows = -(-len(panels) // ncols)
+    width = _PANEL_SIZE[0] * ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, _PANEL_SIZE[1] * nrows + 0.3), squeeze=False,
+                             layout="constrained")
+    handles = {}
+    for ax, (ylabel, curves) in zip(axes.flat, panels):
+        for x, y, label, style in curves:
+            (line,) = ax.plot(x, y, label=label, **style)
+            if label:
+                handles.setdefault(label, line)
+        lo, hi = ax.get_ylim()
+        if hi - lo < 1e-3:
+            ax.set_ylim(0.5 * (lo + hi) - 5e-4, 0.5 * (lo + hi) + 5e-4)
+        ax.set_xlabel(_wrap(xlabel, _PANEL_SIZE[0]))
+        ax.set_ylabel(_wrap(ylabel, _PANEL_SIZE[1]))
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
+    spare = list(axes.flat)[len(panels):]
+    for ax in spare:
+        ax.set_axis_off()
+    fig.suptitle(_wrap(title, width))
+    if spare:  # the legend and the note in the first empty slot
+        spare[0].legend(handles.values(), handles.keys(), loc="upper left", fontsize=8, frameon=False)
+        if note:
+            spare[0].text(0.0, 0.0, _wrap(note, _PANEL_SIZE[0]), fontsize=8, va="bottom", transform=spare[0].transAxes)
+    else:
+        ncol = min(legend_columns, len(handles)) or 1
+        fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=ncol, fontsize=8,
+                   title=_wrap(note, width) if note else None, title_fontsize=8)
     return fig
 
 
-def method_panels(x, panels, xlabel, ylabels, title):
+def line_panels(x, panels, labels, xlabel, ylabels, title, *, styles=None, zero_line=False, note=""):
+    """One row of panels; panel ``k`` plots each row of ``panels[k]`` (curves × len(x)) against ``x``, curve
+    ``i`` with label ``labels[i]`` and style ``styles[i]`` (a matplotlib format string)."""
+    styles = styles or {}
+    rows = []
+    for data, ylabel in zip(panels, ylabels):
+        curves = [(x, curve, label, _format(styles.get(i, "-"))) for i, (curve, label) in
+                  enumerate(zip(np.atleast_2d(data), labels))]
+        if zero_line:
+            curves.append(([np.min(x), np.max(x)], [0.0, 0.0], None, dict(color="k", lw=0.8, ls="--")))
+        rows.append((ylabel, curves))
+    return panel_grid(rows, title, xlabel, note=note)
+
+
+def _format(fmt: str) -> dict:
+    """Matplotlib keyword arguments of a format string such as ``"r-"``, ``"b--"``, ``"g-."``, ``"k:"``."""
+    colour = fmt[0] if fmt[:1].isalpha() else None
+    style = fmt[1:] if colour else fmt
+    return dict(ls=style or "-", **({"color": colour} if colour else {}))
+
+
+def method_panels(x, panels, xlabel, ylabels, title, *, note=""):
     """One row of panels comparing two methods, laid out like seed 001's Figs. 2–5: panel ``k`` is a dict
     ``{quantity label: {method: curve}}``; one colour per quantity, solid lines for the first method, dashed
     lines with markers for the second. A method whose curve is ``None`` (or absent) is not drawn; NaN points
     are gaps."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.2), squeeze=False)
-    for ax, panel, ylabel in zip(axes[0], panels, ylabels):
-        for colour, (quantity, curves) in enumerate(panel.items()):
-            for j, (method, curve) in enumerate(curves.items()):
+    rows = []
+    for panel, ylabel in zip(panels, ylabels):
+        curves = []
+        for colour, (quantity, methods) in enumerate(panel.items()):
+            for j, (method, curve) in enumerate(methods.items()):
                 if curve is not None:
-                    ax.plot(x, curve, "-" if j == 0 else "--o", color=f"C{colour}", ms=3,
-                            label=f"{quantity}, {method}" if quantity else method)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
+                    curves.append((x, curve, f"{quantity}, {method}" if quantity else method,
+                                   dict(ls="-" if j == 0 else "--", marker=None if j == 0 else "o", ms=3,
+                                        color=f"C{colour}")))
+        rows.append((ylabel, curves))
+    return panel_grid(rows, title, xlabel, note=note, legend_columns=3)
+
+
+def model_figure(model, q, title, *, contacts=(), arrows=None, note=""):
+    """A model drawn at a posture (:func:`difimpact.draw_model`), with the impulse arrows of its impact."""
+    fig, ax = plt.subplots(figsize=(6.0, 5.8), layout="constrained")
+    draw_model(model, q, ax=ax, contacts=contacts, arrows=arrows)
+    fig.suptitle(_wrap(title, 6.0))
+    if note:
+        ax.set_title(_wrap(note, 7.0), fontsize=8)
     return fig

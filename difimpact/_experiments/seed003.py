@@ -10,7 +10,8 @@ import numpy as np
 from .._impact.constrained import impact
 from .._models import BipedWithTorso
 from .base import Outcome, check_that, experiment
-from .plotting import line_panels
+from .curves import monotone, plotted_range, table_rows
+from .plotting import line_panels, model_figure
 
 M_B = 30.0  # seed 003, Table 1
 # μ = 0 (massless legs) and μ_T = 0 (massless torso) are evaluated as the limit μ → 0⁺: at exactly zero mass
@@ -51,24 +52,17 @@ def _grid(fn, outer, inner_deg):
 
 
 def _rows(key, outer, inner_key, inner_deg, res):
-    rows = []
-    for i, o in enumerate(outer):
-        for j, d in enumerate(inner_deg):
-            rows.append({key: float(o), inner_key: float(d), **{k: float(res[k][i, j])
-                                                                for k in ("xi_I", "xi_L", "vSn", "Tc", "Ta")}})
-    return rows
+    a, b = np.meshgrid(np.asarray(outer, float), np.asarray(inner_deg, float), indexing="ij")
+    return table_rows({key: a.ravel(), inner_key: b.ravel(),
+                       **{k: res[k].ravel() for k in ("xi_I", "xi_L", "vSn", "Tc", "Ta")}})
 
 
-def _monotone(a, axis, increasing=True, tol=1e-12):
-    """Monotone along ``axis`` up to ``tol``, ignoring NaN (masked) entries."""
-    d = np.diff(a, axis=axis)
-    d = d[~np.isnan(d)]
-    return bool(np.all(d > -tol) if increasing else np.all(d < tol))
+_TOL = 1e-12  # monotone up to rounding
 
 
 def _visual(a):
     """Figure resolution: 1 % of the plotted range (statements read from curves cannot be finer)."""
-    return 0.01 * float(np.nanmax(a) - np.nanmin(a))
+    return 0.01 * plotted_range(a)
 
 
 def _reversal(a, axis, increasing):
@@ -98,29 +92,37 @@ def biped_step_length(quick, progress):
         check_that("For μ = 0 all inter-leg angles are valid (v_Sn⁺ > 0)", "§4.1",
                    f"min v_Sn⁺ at μ = 0: {res['vSn'][0].min():.4f} m/s", lifts[0].all()),
         check_that("Low μ gives a larger range of valid configurations", "§4.1",
-                   f"valid q4 per μ: {lifts.sum(axis=1).tolist()}", _monotone(lifts.sum(axis=1), 0, False)),
+                   f"valid q4 per μ: {lifts.sum(axis=1).tolist()}", monotone(lifts.sum(axis=1), False, axis=0, tol=_TOL)),
         check_that("For a given q4, lower μ gives lower ξ_I (valid points, to 1 % of the plotted range)",
                    "Fig. 4", f"ξ_I at q4 = 30°: {np.round(res['xi_I'][:, np.argmin(abs(q4 - 30))], 4).tolist()}; "
                    f"largest reversal {_reversal(masked['xi_I'], 0, True):.1e}",
-                   _monotone(masked["xi_I"], 0, True, _visual(masked["xi_I"]))),
+                   monotone(masked["xi_I"], True, axis=0, tol=_visual(masked["xi_I"]))),
         check_that("Short steps give lower ξ_I", "Fig. 4", "ξ_I increases with q4 for every μ",
-                   _monotone(masked["xi_I"], 1, True)),
+                   monotone(masked["xi_I"], True, axis=1, tol=_TOL)),
         check_that("For a given μ, shorter steps give lower ξ_L (more short steps are better)", "Fig. 4",
                    f"ξ_L at μ = 1: {res['xi_L'][2, 0]:.3f} → {res['xi_L'][2, -1]:.3f} J/m",
-                   _monotone(masked["xi_L"], 1, True)),
+                   monotone(masked["xi_L"], True, axis=1, tol=_TOL)),
         check_that("For a given q4, higher μ gives lower ξ_L", "Fig. 4",
                    f"ξ_L at q4 = 30°: {np.round(res['xi_L'][:, np.argmin(abs(q4 - 30))], 3).tolist()} J/m",
-                   _monotone(masked["xi_L"], 0, False)),
+                   monotone(masked["xi_L"], False, axis=0, tol=_TOL)),
     ]
     labels = [f"μ = {m:g}" for m in mus]
+    note = (f"μ = 2m/m_H: mass ratio of the legs to the hip (m_T = 10 kg, m_B = {M_B:g} kg; μ = 0 as the limit "
+            f"μ → 0⁺); upright torso (q5 = 0)")
+    masked_note = note + "; curves end where the stance foot would not lift off (v_Sn⁺ ≤ 0, Fig. 2)"
     figures = {
         "fig2_vSn": line_panels(q4, [res["vSn"]], labels, "inter-leg angle q4⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
-                                "Seed 003 Fig. 2 — impulsive map", zero_line=True),
+                                "Seed 003 Fig. 2 — stance-foot lift-off over the step, impulsive map", zero_line=True,
+                                note=note),
         "fig3_energies": line_panels(q4, [masked["Tc"], masked["Ta"]], labels, "inter-leg angle q4⁻ [deg]",
-                                     ["T_c⁻ [J]", "T_a⁻ [J]"], "Seed 003 Fig. 3 (points with v_Sn⁺ > 0)"),
+                                     ["T_c⁻: pre-impact energy, constrained space [J]",
+                                      "T_a⁻: pre-impact energy, admissible space [J]"],
+                                     "Seed 003 Fig. 3 — energy decomposition over the step", note=masked_note),
         "fig4_indexes": line_panels(q4, [masked["xi_I"], masked["xi_L"]], labels, "inter-leg angle q4⁻ [deg]",
-                                    ["ξ_I [-]", "ξ_L [J/m]"], "Seed 003 Fig. 4 (points with v_Sn⁺ > 0)"),
+                                    ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
+                                    "Seed 003 Fig. 4 — energy-loss indices over the step", note=masked_note),
+        "model_biped_with_torso": _model_figure(),
     }
     return Outcome(rows, figures, checks)
 
@@ -143,13 +145,13 @@ def biped_torso(quick, progress):
                    f"v_Sn⁺ at q5 = 0°: {np.round(res['vSn'][:, 0], 3).tolist()}, at 30°: "
                    f"{np.round(res['vSn'][:, -1], 3).tolist()} m/s (μ_T = 0: torso massless, no q5 effect); "
                    f"largest reversal along q5 {_reversal(res['vSn'], 1, True):.1e} m/s",
-                   _monotone(res["vSn"], 0, False) and _monotone(res["vSn"], 1, True, _visual(res["vSn"]))),
+                   monotone(res["vSn"], False, axis=0, tol=_TOL) and monotone(res["vSn"], True, axis=1, tol=_visual(res["vSn"]))),
         check_that("T_c⁻ is smallest at q5 = 0° and grows with q5 (μ_T > 0)", "Fig. 6",
-                   "T_c⁻ increasing in q5 for μ_T > 0", _monotone(tc[1:], 1, True)),
+                   "T_c⁻ increasing in q5 for μ_T > 0", monotone(tc[1:], True, axis=1, tol=_TOL)),
         check_that("T_a⁻ is largest at q5 = 0° and decreases (μ_T > 0)", "Fig. 6",
-                   "T_a⁻ decreasing in q5 for μ_T > 0", _monotone(ta[1:], 1, False)),
+                   "T_a⁻ decreasing in q5 for μ_T > 0", monotone(ta[1:], False, axis=1, tol=_TOL)),
         check_that("Higher μ_T gives lower T_c⁻ for a given configuration", "Fig. 6",
-                   f"T_c⁻ at q5 = 0°: {np.round(tc[:, 0], 3).tolist()} J", _monotone(tc, 0, False)),
+                   f"T_c⁻ at q5 = 0°: {np.round(tc[:, 0], 3).tolist()} J", monotone(tc, False, axis=0, tol=_TOL)),
         check_that("The influence of μ_T shrinks as q5 grows; at q5 = 30° T_c⁻ is almost the same for all μ_T",
                    "Fig. 6", f"relative spread of T_c⁻ over μ_T: {spread(tc[:, 0]):.1%} at 0°, "
                    f"{spread(tc[:, -1]):.1%} at 30°", spread(tc[:, -1]) < 0.5 * spread(tc[:, 0])),
@@ -158,15 +160,32 @@ def biped_torso(quick, progress):
                    spread(res["T"]) < 1e-12 and np.allclose(res["xi_L"] / tc, res["xi_L"][0, 0] / tc[0, 0])),
     ]
     labels = [f"μ_T = {m:g}" for m in mus]
+    note = (f"μ_T = m_T/m_H: mass ratio of the torso to the hip (m = 5 kg, m_B = {M_B:g} kg; μ_T = 0 as the limit "
+            "μ_T → 0⁺); q5: torso angle from the stance leg, > 0 leaning forward")
+    case = "at q4 = 30°"
     figures = {
         "fig5_vSn": line_panels(q5, [res["vSn"]], labels, "torso angle q5⁻ [deg]",
-                                ["post-impact stance-foot velocity v_Sn⁺ [m/s]"], "Seed 003 Fig. 5 — impulsive map"),
-        "fig6_energies": line_panels(q5, [tc, ta], labels, "torso angle q5⁻ [deg]", ["T_c⁻ [J]", "T_a⁻ [J]"],
-                                     "Seed 003 Fig. 6"),
+                                ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
+                                f"Seed 003 Fig. 5 — stance-foot lift-off over the torso angle {case}, impulsive map",
+                                note=note),
+        "fig6_energies": line_panels(q5, [tc, ta], labels, "torso angle q5⁻ [deg]",
+                                     ["T_c⁻: pre-impact energy, constrained space [J]",
+                                      "T_a⁻: pre-impact energy, admissible space [J]"],
+                                     f"Seed 003 Fig. 6 — energy decomposition over the torso angle {case}", note=note),
         "fig7_indexes": line_panels(q5, [res["xi_I"], res["xi_L"]], labels, "torso angle q5⁻ [deg]",
-                                    ["ξ_I [-]", "ξ_L [J/m]"], "Seed 003 Fig. 7"),
+                                    ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
+                                    f"Seed 003 Fig. 7 — energy-loss indices over the torso angle {case}", note=note),
     }
     return Outcome(rows, figures, checks)
 
 
-
+def _model_figure():
+    """The biped with torso (Table 1) at the heel strike of §4 (q4 = 30°, upright torso) with the impulse at the
+    leading foot, in place of the paper's Fig. 1."""
+    model = BipedWithTorso()
+    q, qdot = model.pre_impact_state(np.radians(30.0), None)
+    sol = impact(model, q, qdot, stick=("P_L",))
+    return model_figure(model, q, "Biped with torso (seed 003, Table 1) at heel strike, q4⁻ = 30°, q5 = 0",
+                        contacts=("P_L", "P_R"), arrows={"P_L": (float(sol.impulses[1]), float(sol.impulses[0]))},
+                        note="arrow: impulse at the leading foot P_L (it sticks; P_R is released); H hip, T torso "
+                             "mass; dots: masses")

@@ -1,0 +1,120 @@
+"""Stick-figure drawing of a planar model at a posture, with its contact points and force or impulse arrows
+(matplotlib)."""
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ._custom_types import ArrayLike, Float
+from ._models.base import AbstractPlanarModel
+
+
+def _on_segment(p, a, b, tol) -> bool:
+    t = np.clip(np.dot(p - a, b - a) / max(np.dot(b - a, b - a), 1e-24), 0.0, 1.0)
+    return bool(np.linalg.norm(a + t * (b - a) - p) <= tol)
+
+
+def _segments(tree, q) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Lines of the stick figure: each body from its joint to its children's joints and its named points; a
+    centre of mass off those lines (a torso, a head) gets a line through it to twice its distance."""
+    origins = np.asarray(tree.frames(q)[0])
+    coms = np.asarray(tree.com_positions(q))
+    ends: dict[int, list[np.ndarray]] = {b: [] for b in range(len(tree.parent))}
+    for b, parent in enumerate(tree.parent):
+        if parent >= 0:
+            ends[parent].append(origins[b])
+    for k, b in enumerate(tree.point_body):
+        ends[b].append(np.asarray(tree.body_point(q, b, tree.point_local[k])))
+    size = max(np.ptp(np.concatenate([origins, coms]), axis=0).max(), 1e-3)
+    lines = []
+    for b, targets in ends.items():
+        body = [(origins[b], t) for t in targets if np.linalg.norm(t - origins[b]) > 1e-3 * size]
+        near = 0.05 * size  # a centre of mass a little off the segment's axis is drawn on it
+        if not any(_on_segment(coms[b], a, c, near) for a, c in body) and np.linalg.norm(coms[b] - origins[b]) > near:
+            body.append((origins[b], 2 * coms[b] - origins[b]))
+        lines += body
+    return lines
+
+
+def _arc(ax, centre, radius, colour):
+    """The lower part of a circular foot (±0.6 rad about the downward vertical)."""
+    a = np.linspace(-0.6, 0.6, 40) - np.pi / 2
+    ax.plot(centre[0] + radius * np.cos(a), centre[1] + radius * np.sin(a), color=colour, lw=2)
+
+
+def draw_model(
+    model: AbstractPlanarModel,
+    q: Float[ArrayLike, " n"],
+    *,
+    ax=None,
+    contacts: Sequence[str] = (),
+    arrows: Mapping[str, Float[ArrayLike, " 2"]] | None = None,
+    arrow_unit: str = "N s",
+    labels: bool = True,
+    colour: str = "k",
+    title: str | None = None,
+):
+    """Draw `model` at the configuration `q` as a stick figure on the ground line ``y = 0``.
+
+    Bodies are drawn from their joints to their children's joints, their named points and their centres of
+    mass (dots whose area grows with the mass); circular feet as arcs. `contacts` are marked in red, and each
+    entry of `arrows` — a point name and a world vector ``(x, y)``, e.g. the impulse ``(P_t, P_n)`` of an impact
+    — is drawn at that point, scaled so that the longest arrow is 40 % of the figure's height, and labelled with
+    its magnitude in `arrow_unit`.
+
+    **Arguments:**
+
+    - `model`: any :class:`~difimpact.AbstractPlanarModel`; `q`: its configuration ``(n,)`` [m, rad].
+    - `ax`: a matplotlib ``Axes`` (a new figure when ``None``).
+    - `contacts`: point names to mark as contacts; `arrows`: ``{point name: (x, y)}``.
+    - `labels`: write the point names; `colour`: the sticks' colour; `title`: the axes' title.
+
+    **Returns:** the matplotlib ``Axes``.
+    """
+    import matplotlib.pyplot as plt
+
+    tree = model.tree()
+    q = np.asarray(q, float)
+    if q.shape != (tree.n,):
+        raise ValueError(f"`q` must have shape ({tree.n},), got {q.shape}.")
+    unknown = [p for p in list(contacts) + list(arrows or {}) if p not in tree.point_names]
+    if unknown:
+        raise ValueError(f"unknown point(s) {unknown}; this model has {list(tree.point_names)}.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 5.0), layout="constrained")
+    for a, b in _segments(tree, q):
+        ax.plot([a[0], b[0]], [a[1], b[1]], color=colour, lw=2, solid_capstyle="round")
+    coms, mass = np.asarray(tree.com_positions(q)), np.asarray(tree.mass)
+    ax.scatter(coms[:, 0], coms[:, 1], s=8 + 60 * mass / max(mass.max(), 1e-12), color="0.55", zorder=3,
+               label="centres of mass")
+    points = {name: np.asarray(tree.point_position(q, name)) for name in tree.point_names}
+    for k, name in enumerate(tree.point_names):
+        if float(tree.point_radius[k]) > 0:
+            _arc(ax, np.asarray(tree.body_point(q, tree.point_body[k], tree.point_local[k])),
+                 float(tree.point_radius[k]), colour)
+        hit = name in contacts
+        ax.plot(*points[name], "o", ms=7 if hit else 4, color="tab:red" if hit else colour, zorder=4)
+        if labels:
+            ax.annotate(name, points[name], textcoords="offset points", xytext=(5, 4), fontsize=8)
+    xy = np.array(list(points.values()) + list(coms) + [c for seg in _segments(tree, q) for c in seg])
+    height = max(np.ptp(xy[:, 1]), np.ptp(xy[:, 0]), 1e-3)
+    vectors = {name: np.asarray(v, float) for name, v in (arrows or {}).items()}
+    longest = max([np.linalg.norm(v) for v in vectors.values()] + [1e-12])
+    for name, v in vectors.items():
+        tip = points[name] + 0.4 * height * v / longest
+        ax.annotate("", tip, points[name], arrowprops=dict(arrowstyle="-|>", color="tab:blue", lw=2))
+        ax.annotate(f"{np.linalg.norm(v):.3g} {arrow_unit}", tip, textcoords="offset points",
+                    xytext=(4, 2), fontsize=8, color="tab:blue")
+    tips = [points[name] + 0.4 * height * v / longest for name, v in vectors.items()]
+    span = np.array([*xy, *tips, (xy[:, 0].min(), 0.0)])
+    lo, hi = span.min(axis=0) - 0.12 * height, span.max(axis=0) + 0.12 * height
+    ax.fill_between([lo[0], hi[0]], lo[1], 0.0, color="0.88", zorder=0)
+    ax.axhline(0.0, color="0.3", lw=1, zorder=1)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
