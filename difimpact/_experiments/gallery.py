@@ -36,5 +36,5 @@ if __name__ == "__main__":  # pragma: no cover
     parser.add_argument("out", type=pathlib.Path)
     parser.add_argument("names", nargs="*", metavar="NAME")
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     print("\n".join(map(str, render(args.out, args.names, args.quick))))

@@ -10,21 +10,23 @@ import numpy as np
 from .._draw import draw_model
 
 _PANEL_SIZE = (4.8, 3.7)  # inches per panel
+_MIN_WIDTH = 6.4  # inches: a one-panel figure is widened for its title and legend
 _CHARS_PER_INCH = 10  # at the default 10-point font
+_LEGEND_CHARS_PER_INCH = 13  # at 8 points
 
 
 def _wrap(text: str, inches: float) -> str:
     return textwrap.fill(text, max(20, int(_CHARS_PER_INCH * inches)))
 
 
-def panel_grid(panels, title, xlabel, *, ncols=None, note="", legend_columns=4):
+def panel_grid(panels, title, xlabel, *, ncols=None, note=""):
     """Panels of curves, each curve with its own abscissa: `panels` is a list of ``(ylabel, curves)`` and
     ``curves`` a list of ``(x, y, label, matplotlib kwargs)`` (label ``None``: not in the legend). One legend for
     the figure, from the labelled curves of all panels; `note` is printed under it (symbols, where curves
     end). A panel spans at least 10⁻³ of its unit, so a flat curve does not magnify round-off."""
     ncols = ncols or len(panels)
     nrows = -(-len(panels) // ncols)
-    width = _PANEL_SIZE[0] * ncols
+    width = max(_PANEL_SIZE[0] * ncols, _MIN_WIDTH)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, _PANEL_SIZE[1] * nrows + 0.3), squeeze=False,
                              layout="constrained")
     handles = {}
@@ -48,7 +50,8 @@ def panel_grid(panels, title, xlabel, *, ncols=None, note="", legend_columns=4):
         if note:
             spare[0].text(0.0, 0.0, _wrap(note, _PANEL_SIZE[0]), fontsize=8, va="bottom", transform=spare[0].transAxes)
     else:
-        ncol = min(legend_columns, len(handles)) or 1
+        longest = max((len(label) for label in handles), default=1)
+        ncol = max(1, min(len(handles), int(width * _LEGEND_CHARS_PER_INCH) // (longest + 6)))
         fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=ncol, fontsize=8,
                    title=_wrap(note, width) if note else None, title_fontsize=8)
     return fig
@@ -90,7 +93,7 @@ def method_panels(x, panels, xlabel, ylabels, title, *, note=""):
                                    dict(ls="-" if j == 0 else "--", marker=None if j == 0 else "o", ms=3,
                                         color=f"C{colour}")))
         rows.append((ylabel, curves))
-    return panel_grid(rows, title, xlabel, note=note, legend_columns=3)
+    return panel_grid(rows, title, xlabel, note=note)
 
 
 def model_figure(model, q, title, *, contacts=(), arrows=None, note=""):

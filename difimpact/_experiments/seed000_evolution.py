@@ -194,7 +194,7 @@ def crutch_table3(quick, progress):
                     for f, (_, times, qdot) in zip(factors, subset)]) for i in range(6)]
         figures[f"fig{number}_qdot_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
             panels, f"Seed 000 Fig. {number} — q̇(t), compliant model, {label} varied (μ = 0.75, q̇5⁻ = −0.2 rad/s, "
-            "q3⁻ = 12°)", "time [ms]", ncols=3, legend_columns=5,
+            "q3⁻ = 12°)", "time [ms]", ncols=3,
             note=f"q̇1, q̇2: feet velocity; q̇3…q̇6: leg, torso, upper-arm, forearm rates; {_END_NOTE}")
     for number, label, factors, subset in ((20, "k_n", _KN_SET, kn_runs), (21, "χ", _CHI_SET, chi_runs)):
         colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -211,5 +211,5 @@ def crutch_table3(quick, progress):
             panels.append((ylabel, curves))
         figures[f"fig{number}_forces_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
             panels, f"Seed 000 Fig. {number} — contact forces, compliant model, {label} varied (μ = 0.75, "
-            "q̇5⁻ = −0.2 rad/s, q3⁻ = 12°)", "time [ms]", legend_columns=6, note=_END_NOTE)
+            "q̇5⁻ = −0.2 rad/s, q3⁻ = 12°)", "time [ms]", note=_END_NOTE)
     return Outcome(rows, figures, checks, markdown)

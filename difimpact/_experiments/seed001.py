@@ -200,6 +200,19 @@ def _overlap_check(statement, paper, x, name, imp, comp, key, tol=_OVERLAP, mask
                       f"(tolerance {tol:.0%})", d <= tol)
 
 
+def _split_check(statement, paper, gaps, ranges, tol, reading):
+    """Curves within `tol` of the plotted maximum over the first range and further apart over the second:
+    `gaps` and `ranges` (labels) in that order; `reading` names the tolerance ("overlap", "close")."""
+    (g_in, g_out), (r_in, r_out) = gaps, ranges
+    return check_that(statement, paper, f"largest gap {g_in:.2%} ({r_in}) vs {g_out:.2%} ({r_out}) of the plotted "
+                      f"maximum ({reading}: ≤ {tol:.0%})", g_in <= tol and g_out > g_in)
+
+
+def _majority_check(statement, paper, more, what, where):
+    """`more` (booleans over the grid) holds at most points."""
+    return check_that(statement, paper, f"{what} at {more.sum()} of {more.size} {where}", more.mean() > 0.5)
+
+
 def _gravity_note(imp, free, quantities):
     """The diagnostic of the module docstring: the comparison rerun with gravity switched off during the
     compliant contact only (same pre-impact states)."""
@@ -231,7 +244,7 @@ def _figure(x, xlabel, imp, comp, velocities, title, symbols):
     skipped = "; --quick: compliant side not computed" if comp is None else ""
     return method_panels(
         x, [{label: pick(key) for key, label in velocities}, {"energy loss": pick("energy_loss")}], xlabel,
-        ["(a) post-impact velocity [m/s]", "(b) mechanical energy loss at impact [J]"], title,
+        ["(a) post-impact velocity [m/s]", "(b) energy lost at impact [J]"], title,
         note=f"{symbols}; {_END_NOTE}{skipped}")
 
 

@@ -278,12 +278,13 @@ def heelstrike_pushoff(quick, progress):
                  np.stack([res[k]["Ta_minus"] for k in names])],
         [("nothing" if k == "none" else k) + " blocked" for k in names],
         "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
-        ["energy index ξ [%]", "pre-impact energy in the SCM, T_c⁻ [J]", "pre-impact energy in the SAM, T_a⁻ [J]"],
+        ["energy index ξ [%]", "T_c⁻ (in the SCM) [J]", "T_a⁻ (in the SAM) [J]"],
         "Seed 002 Fig. 3 — heel strike over the push-off ω0, impulsive map (leading heel CAL_R sticks, trailing "
         "MH_L unilateral; Δθ = 0)",
         styles=dict(enumerate(STYLES[k] for k in names)),
-        note="SCM: space of constrained motion (the velocities the impact stops); SAM: space of admissible motion "
-             "(those it keeps); T⁻ = T_c⁻ + T_a⁻ (eq. 17), ξ = (T⁻ − T⁺)/T⁻ (eq. 23)"),
+        note="T_c⁻, T_a⁻: pre-impact kinetic energy in the SCM, the space of constrained motion (the velocities the "
+             "impact stops), and in the SAM, the space of admissible motion (those it keeps); T⁻ = T_c⁻ + T_a⁻ "
+             "(eq. 17), ξ = (T⁻ − T⁺)/T⁻ (eq. 23)"),
         "model_seven_link_human": _model_figure()}
     sensitivity = "Posture sensitivity: run without `--quick`." if quick else _posture_sensitivity(progress)
     return Outcome(rows, figures, checks, SOURCES + "\n\n" + sensitivity)

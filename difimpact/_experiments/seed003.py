@@ -109,15 +109,16 @@ def biped_step_length(quick, progress):
     labels = [f"μ = {m:g}" for m in mus]
     note = (f"μ = 2m/m_H: mass ratio of the legs to the hip (m_T = 10 kg, m_B = {M_B:g} kg; μ = 0 as the limit "
             f"μ → 0⁺); upright torso (q5 = 0)")
-    masked_note = note + "; curves end where the stance foot would not lift off (v_Sn⁺ ≤ 0, Fig. 2)"
+    energies = ("; T_c⁻, T_a⁻: pre-impact kinetic energy in the spaces of constrained and admissible motion, "
+                "T⁻ = T_c⁻ + T_a⁻; L: step length")
+    masked_note = note + energies + "; curves end where the stance foot would not lift off (v_Sn⁺ ≤ 0, Fig. 2)"
     figures = {
         "fig2_vSn": line_panels(q4, [res["vSn"]], labels, "inter-leg angle q4⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
                                 "Seed 003 Fig. 2 — stance-foot lift-off over the step, impulsive map", zero_line=True,
                                 note=note),
         "fig3_energies": line_panels(q4, [masked["Tc"], masked["Ta"]], labels, "inter-leg angle q4⁻ [deg]",
-                                     ["T_c⁻: pre-impact energy, constrained space [J]",
-                                      "T_a⁻: pre-impact energy, admissible space [J]"],
+                                     ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],
                                      "Seed 003 Fig. 3 — energy decomposition over the step", note=masked_note),
         "fig4_indexes": line_panels(q4, [masked["xi_I"], masked["xi_L"]], labels, "inter-leg angle q4⁻ [deg]",
                                     ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
@@ -163,18 +164,21 @@ def biped_torso(quick, progress):
     note = (f"μ_T = m_T/m_H: mass ratio of the torso to the hip (m = 5 kg, m_B = {M_B:g} kg; μ_T = 0 as the limit "
             "μ_T → 0⁺); q5: torso angle from the stance leg, > 0 leaning forward")
     case = "at q4 = 30°"
+    note_energies = note + ("; T_c⁻, T_a⁻: pre-impact kinetic energy in the spaces of constrained and admissible "
+                            "motion, T⁻ = T_c⁻ + T_a⁻; L: step length")
     figures = {
         "fig5_vSn": line_panels(q5, [res["vSn"]], labels, "torso angle q5⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
                                 f"Seed 003 Fig. 5 — stance-foot lift-off over the torso angle {case}, impulsive map",
                                 note=note),
         "fig6_energies": line_panels(q5, [tc, ta], labels, "torso angle q5⁻ [deg]",
-                                     ["T_c⁻: pre-impact energy, constrained space [J]",
-                                      "T_a⁻: pre-impact energy, admissible space [J]"],
-                                     f"Seed 003 Fig. 6 — energy decomposition over the torso angle {case}", note=note),
+                                     ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],
+                                     f"Seed 003 Fig. 6 — energy decomposition over the torso angle {case}",
+                                     note=note_energies),
         "fig7_indexes": line_panels(q5, [res["xi_I"], res["xi_L"]], labels, "torso angle q5⁻ [deg]",
                                     ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
-                                    f"Seed 003 Fig. 7 — energy-loss indices over the torso angle {case}", note=note),
+                                    f"Seed 003 Fig. 7 — energy-loss indices over the torso angle {case}",
+                                    note=note_energies),
     }
     return Outcome(rows, figures, checks)
 
