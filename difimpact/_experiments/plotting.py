@@ -16,7 +16,8 @@ _LEGEND_CHARS_PER_INCH = 13  # at 8 points
 
 
 def _wrap(text: str, inches: float) -> str:
-    return textwrap.fill(text, max(20, int(_CHARS_PER_INCH * inches)))
+    """`text` in lines that fit `inches`, never breaking ``name = value`` (no-break spaces around ``=``)."""
+    return textwrap.fill(text.replace(" = ", "\u00a0=\u00a0"), max(20, int(_CHARS_PER_INCH * inches)))
 
 
 def panel_grid(panels, title, xlabel, *, ncols=None, note=""):
@@ -83,10 +84,11 @@ def method_panels(x, panels, xlabel, ylabels, title, *, note=""):
     ``{quantity label: {method: curve}}``; one colour per quantity, solid lines for the first method, dashed
     lines with markers for the second. A method whose curve is ``None`` (or absent) is not drawn; NaN points
     are gaps."""
-    rows = []
+    rows, colour = [], -1
     for panel, ylabel in zip(panels, ylabels):
         curves = []
-        for colour, (quantity, methods) in enumerate(panel.items()):
+        for quantity, methods in panel.items():
+            colour += 1  # one colour per quantity across the panels: one legend for the figure
             for j, (method, curve) in enumerate(methods.items()):
                 if curve is not None:
                     curves.append((x, curve, f"{quantity}, {method}" if quantity else method,
