@@ -1,8 +1,11 @@
 """Benchmark 1 — impulsive throughput: the crutch walker's frictional impact map (seed 000, §3), jit + vmap,
-against Pinocchio ``impulseDynamics`` in a Python loop (sticking end) and the same closed form in NumPy.
+against Pinocchio ``impulseDynamics`` in a Python loop and in a compiled C++ loop (``native/impulse.cpp``, one
+thread; sticking end, μ = 1) and the same closed form in NumPy.
 
     python benchmarks/impulsive.py [--dtype float32] [--quick] [--out rows.json]
 """
+
+import subprocess
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +14,7 @@ import pinocchio as pin
 
 import difimpact as di
 from difimpact._linalg import solve_spd
+import _native
 from _common import (NumpyCrutchWalker, compile_time, loop_time, machine, median_time, memory_bandwidth,
                      numpy_frictional_map, parse_args, seed000_states, write)
 
@@ -99,6 +103,20 @@ def main():
     if not (err_pin <= tol_pin and stuck.all()):
         raise AssertionError(f"difimpact and Pinocchio disagree: {err_pin}")
 
+    try:  # the same impacts by Pinocchio's impulseDynamics in a compiled C++ loop (benchmarks/native/)
+        nat_out, t_nat, c_nat = _native.impulse_dynamics(model, q_s, qdot_s, repeats=repeats * 10)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as err:
+        nat_out = None
+        row("native Pinocchio (benchmarks/native/impulse.cpp) not built", float("nan"), "", note=str(err))
+    if nat_out is not None:
+        err_nat = float(np.max(np.abs(np.asarray(ours[0]) - nat_out)))
+        row("agreement with native Pinocchio impulseDynamics (C++, sticking), max |Δq̇⁺|", err_nat, "rad/s or m/s",
+            goal=f"≤ {tol_pin:g}", met=bool(err_nat <= tol_pin and stuck.all()),
+            note=f"{n_pin} states, μ = 1; max |native − Python-loop Pinocchio| = "
+                 f"{float(np.max(np.abs(nat_out - pin_out))):.1e}")
+        if not err_nat <= tol_pin:
+            raise AssertionError(f"difimpact and native Pinocchio disagree: {err_nat}")
+
     # -- baselines --------------------------------------------------------------------------------------
     t_pin, c_pin = (x / n_pin for x in loop_time(pinocchio_loop, model, data, frame, q_s, qdot_s))
     row("Pinocchio impulseDynamics + frame Jacobian, Python loop", 1 / t_pin, "impacts/s", cpu_value=1 / c_pin,
@@ -106,6 +124,11 @@ def main():
     t_np, c_np = (x / n_pin for x in loop_time(numpy_loop, nw, q_s, qdot_s, mu_s))
     row("NumPy closed form, Python loop", 1 / t_np, "impacts/s", cpu_value=1 / c_np,
         note=f"{t_np * 1e6:.1f} µs each (float64)")
+    if nat_out is not None:
+        row("Pinocchio impulseDynamics + frame Jacobian, native C++ loop, one thread", 1 / t_nat, "impacts/s",
+            cpu_value=1 / c_nat, note=f"{n_pin} states, {t_nat * 1e9:.0f} ns each (float64), median of "
+                                      f"{repeats * 10} loops; g++ {' '.join(_native.FLAGS[:-1])}, header-only, "
+                                      f"pin {pin.__version__}")
     n_vec = batches[-1] if args.quick else 10**5
     vec_args = (q_all[:n_vec], qdot_all[:n_vec], mu_all[:n_vec])
 
@@ -134,6 +157,13 @@ def main():
             met=bool(best >= GOAL))
     row("difimpact best / Pinocchio loop", best * t_pin, "×", cpu_value=best_cpu * c_pin, goal="about 40× (issue 7)",
         ratio=best * t_pin / 40, met=bool(best * t_pin >= 40) if x64 else None)
+
+    if nat_out is not None:
+        row("impulsive vs native Pinocchio, per core (difimpact best / native C++ loop, impacts per CPU-second)",
+            best * t_nat, "×", cpu_value=best_cpu * c_nat, goal="≥ 1×", ratio=best * t_nat,
+            met=bool(best * t_nat >= 1) if x64 else None,
+            note="native: one thread, float64; difimpact: jit+vmap, best batch"
+                 + ("" if x64 else " (float32 here, native float64)"))
 
     # -- memory-bandwidth bound: inputs q, q̇, μ and outputs q̇⁺, P_n, P_t, W_n, W_t, regime ---------------
     bw = memory_bandwidth()
