@@ -62,16 +62,18 @@ def build() -> str:
     return exe
 
 
-def impulse_dynamics(model, q: np.ndarray, qdot: np.ndarray, repeats: int = 20) -> tuple[np.ndarray, float, float]:
-    """Run the native loop over the states ``q, q̇`` (``(n, 6)`` float64) with the Pinocchio ``model``: the
-    post-impact velocities, and the median wall and process-CPU seconds per impact of ``repeats`` loops."""
+def impulse_dynamics(model, frame: str, q: np.ndarray, qdot: np.ndarray, repeats: int = 20
+                     ) -> tuple[np.ndarray, float, float]:
+    """Run the native loop over the states ``q, q̇`` (``(n, nq)``, ``(n, nv)`` float64) with the Pinocchio
+    ``model``, the contact point being the frame named ``frame``: the post-impact velocities, and the median
+    wall and process-CPU seconds per impact of ``repeats`` loops."""
     exe = build()
     with tempfile.TemporaryDirectory() as tmp:
         paths = [os.path.join(tmp, name) for name in ("model.bin", "states.bin", "out.bin")]
         model.saveToBinary(paths[0])
         q, qdot = np.ascontiguousarray(q, np.float64), np.ascontiguousarray(qdot, np.float64)
         np.concatenate([[len(q)], q.ravel(), qdot.ravel()]).tofile(paths[1])
-        done = subprocess.run([exe, *paths, str(repeats)], check=True, capture_output=True, text=True)
+        done = subprocess.run([exe, paths[0], frame, *paths[1:], str(repeats)], check=True, capture_output=True, text=True)
         timing = json.loads(done.stdout)
         qdot_plus = np.fromfile(paths[2]).reshape(qdot.shape)
     return qdot_plus, timing["wall_s"] / len(q), timing["cpu_s"] / len(q)

@@ -104,7 +104,7 @@ def main():
         raise AssertionError(f"difimpact and Pinocchio disagree: {err_pin}")
 
     try:  # the same impacts by Pinocchio's impulseDynamics in a compiled C++ loop (benchmarks/native/)
-        nat_out, t_nat, c_nat = _native.impulse_dynamics(model, q_s, qdot_s, repeats=repeats * 10)
+        nat_out, t_nat, c_nat = _native.impulse_dynamics(model, "Q", q_s, qdot_s, repeats=repeats * 10)
     except (RuntimeError, OSError, subprocess.CalledProcessError) as err:
         nat_out = None
         row("native Pinocchio (benchmarks/native/impulse.cpp) not built", float("nan"), "", note=str(err))

@@ -3,9 +3,10 @@
 // state as the benchmark's Python loop (computeFrameJacobian in LOCAL_WORLD_ALIGNED, then impulseDynamics
 // with the rows [z, x] of the tip's linear Jacobian, restitution 0, no damping).
 //
-//   impulse MODEL STATES OUT REPEATS
+//   impulse MODEL FRAME STATES OUT REPEATS
 //
-// MODEL   the pinocchio::Model saved by pinocchio.Model.saveToBinary (built from _common.crutch_urdf)
+// MODEL   the pinocchio::Model saved by pinocchio.Model.saveToBinary (built from difimpact.to_urdf)
+// FRAME   the name of the contact point's frame
 // STATES  raw float64: n (as one double), then q (n x nq) and qdot (n x nv), row-major
 // OUT     raw float64: qdot_plus (n x nv), row-major
 // Prints one JSON line: n, repeats, the median wall and process-CPU seconds of one loop over the n states.
@@ -56,19 +57,19 @@ double median(std::vector<double> x)
 
 int main(int argc, char ** argv)
 {
-  if (argc != 5)
+  if (argc != 6)
   {
-    std::fprintf(stderr, "usage: %s MODEL STATES OUT REPEATS\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL FRAME STATES OUT REPEATS\n", argv[0]);
     return 2;
   }
   pinocchio::Model model;
   model.loadFromBinary(argv[1]);
   pinocchio::Data data(model);
-  const pinocchio::FrameIndex tip = model.getFrameId("tip");
+  const pinocchio::FrameIndex tip = model.getFrameId(argv[2]);
   if (tip >= static_cast<pinocchio::FrameIndex>(model.nframes))
-    throw std::runtime_error("the model has no frame named tip");
+    throw std::runtime_error(std::string("the model has no frame named ") + argv[2]);
 
-  const std::vector<double> states = read_doubles(argv[2]);
+  const std::vector<double> states = read_doubles(argv[3]);
   const long n = static_cast<long>(states.at(0));
   const long nq = model.nq, nv = model.nv;
   if (static_cast<long>(states.size()) != 1 + n * (nq + nv))
@@ -94,7 +95,7 @@ int main(int argc, char ** argv)
     }
   };
 
-  const int repeats = std::max(1, std::atoi(argv[4]));
+  const int repeats = std::max(1, std::atoi(argv[5]));
   loop(); // warm-up
   std::vector<double> walls, cpus;
   for (int r = 0; r < repeats; ++r)
@@ -106,7 +107,7 @@ int main(int argc, char ** argv)
     walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
   }
 
-  std::ofstream out(argv[3], std::ios::binary);
+  std::ofstream out(argv[4], std::ios::binary);
   out.write(reinterpret_cast<const char *>(qdot_plus.data()), sizeof(double) * n * nv);
   std::printf("{\"n\": %ld, \"repeats\": %d, \"wall_s\": %.9g, \"cpu_s\": %.9g}\n", n, repeats, median(walls),
               median(cpus));
