@@ -20,6 +20,10 @@ def run(tmp_path_factory):
     return out, reproduce_quick(out, *NAMES)
 
 
+FIGURES = {"biped-step-length": {"fig2_vSn", "fig3_energies", "fig4_indexes", "model_biped_with_torso"},
+           "biped-torso": {"fig5_vSn", "fig6_energies", "fig7_indexes"}}
+
+
 def test_files_and_keys(run):
     out, rows = run
     assert set(rows) == set(NAMES)
@@ -30,7 +34,9 @@ def test_files_and_keys(run):
         csv = (out / name / f"{name}.csv").read_text().splitlines()
         assert len(csv) == len(rows[name]) + 1
         assert f"## `{name}` — Font & Kövecses 2008, " in report
-        assert len(list((out / name).glob("*.png"))) == 3
+        figures = {p.stem for p in (out / name).glob("*.png")}
+        assert figures == FIGURES[name]
+        assert all(f"![{f}]({name}/{f}.png)" in report for f in figures)
     assert "✗" not in report.split("\n", 3)[3]
 
 

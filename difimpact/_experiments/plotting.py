@@ -16,8 +16,10 @@ _LEGEND_CHARS_PER_INCH = 13  # at 8 points
 
 
 def _wrap(text: str, inches: float) -> str:
-    """`text` in lines that fit `inches`, never breaking ``name = value`` (no-break spaces around ``=``)."""
-    return textwrap.fill(text.replace(" = ", "\u00a0=\u00a0"), max(20, int(_CHARS_PER_INCH * inches)))
+    """`text` in lines that fit `inches`, never breaking around ``=``, ``+`` or ``−`` (no-break spaces)."""
+    for op in " = ", " + ", " − ":
+        text = text.replace(op, op.replace(" ", "\u00a0"))
+    return textwrap.fill(text, max(20, int(_CHARS_PER_INCH * inches)))
 
 
 def panel_grid(panels, title, xlabel, *, ncols=None, note=""):
