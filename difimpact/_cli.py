@@ -102,14 +102,16 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
 
 
 def _list(registry, verbose: bool) -> None:
-    """One line per experiment (name, target, paper) cut to the terminal's width, then the papers in full."""
+    """One line per experiment (name, paper, the table or figure it reproduces) cut to the terminal's width,
+    then the papers in full."""
     width = shutil.get_terminal_size((100, 24)).columns
     name_w = max(len(e.name) for e in registry.values()) + 2
-    target_w = max(len(e.target) for e in registry.values()) + 2
-    print(f"{'NAME':{name_w}}{'REPRODUCES':{target_w}}PAPER"[:width])
+    paper_w = max(len(e.reference.short()) if e.reference else 0 for e in registry.values()) + 2
+    fit = lambda line: line if len(line) <= width else line[:width - 1] + "…"  # noqa: E731
+    print(fit(f"{'NAME':{name_w}}{'PAPER':{paper_w}}REPRODUCES"))
     for e in registry.values():
         paper = e.reference.short() if e.reference else ""
-        print(f"{e.name:{name_w}}{e.target:{target_w}}{paper}"[:width])
+        print(fit(f"{e.name:{name_w}}{paper:{paper_w}}{e.target}"))
         if verbose:
             print(textwrap.fill(e.description, width, initial_indent="    ", subsequent_indent="    "))
     papers = {r.short(): r for r in (e.reference for e in registry.values()) if r is not None}
