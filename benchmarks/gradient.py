@@ -26,7 +26,7 @@ def impulsive_loss(params, static, q3, q5dot, mu):
 
     def one(a, b, m):
         q, qdot = walker.pre_impact_state(a, b)
-        return -di.frictional_impact(walker, q, qdot, "Q", m).energy_change
+        return -di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(m))).energy_change
 
     return jnp.sum(jax.vmap(one)(q3, q5dot, mu))
 
@@ -35,7 +35,7 @@ def compliant_loss(params, static, q3, q5dot, mu):
     walker = eqx.combine(params, static)
     q, qdot = walker.pre_impact_state(q3, q5dot)
     res = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(mu=mu),))
-    return -(res.W_n[0] + res.W_t[0])
+    return -(res.normal_work[0] + res.tangential_work[0])
 
 
 def measure(rows, label, loss, params, static, *state, repeats, step=1e-6, tol=1e-5):

@@ -32,8 +32,8 @@ def impacts(walker, q, qdot, mu, throw=True):
     The ground check's tolerance is 1e-8 m (the default) in float64 and 1e-5 m in float32, where the tip
     height of a float64 posture cast to float32 is only known to about 1e-7 m."""
     tol = 1e-8 if q.dtype == jnp.float64 else 1e-5
-    return outputs(jax.vmap(lambda a, b, m: di.frictional_impact(walker, a, b, "Q", m, ground_tol=tol, throw=throw))(
-        q, qdot, mu))
+    return outputs(jax.vmap(lambda a, b, m: di.frictional_impact(
+        walker, a, b, di.Contact("Q", friction_law=di.Coulomb(m)), ground_tol=tol, throw=throw))(q, qdot, mu))
 
 
 def pinocchio_loop(model, data, frame, q, qdot):

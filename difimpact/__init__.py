@@ -13,8 +13,8 @@ from ._anthropometry import (
 )
 from ._compliant import (
     compliant_impact as compliant_impact,
-    CompliantResult as CompliantResult,
     CompliantResults as CompliantResults,
+    CompliantSolution as CompliantSolution,
     History as History,
     seed000_tip_contact as seed000_tip_contact,
 )
@@ -58,8 +58,8 @@ from ._impact.constrained import (
 )
 from ._impact.frictional import (
     FRICTIONAL_REGIMES as FRICTIONAL_REGIMES,
-    FrictionalImpact as FrictionalImpact,
     FrictionalImpactResults as FrictionalImpactResults,
+    FrictionalImpactSolution as FrictionalImpactSolution,
     ImpulsePath as ImpulsePath,
     frictional_impact as frictional_impact,
     frictional_impact_map as frictional_impact_map,

@@ -237,7 +237,7 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
                                          max_steps=256, adjoint=diffrax.ForwardMode())
 
     def constraints(x):
-        return (1.0 - sliding_margin(model, *state(x), "Q", mu) / margin)[None]
+        return (1.0 - sliding_margin(model, *state(x), contact) / margin)[None]
 
     lower, upper = _bounds((math.radians(3.0), math.radians(21.0)), (0.0, math.radians(20.0)))
     return Problem(_forward_mode_gradient(peak), constraints, lower, upper, ("q3", "q4"))

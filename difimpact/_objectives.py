@@ -12,7 +12,7 @@ geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an
 
 from ._compliant import compliant_impact
 from ._contact import Contact
-from ._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
+from ._custom_types import Array, Config, Float, Scalar, Velocity
 from ._impact.constrained import impact
 from ._impact.frictional import frictional_impact
 from ._models.base import AbstractPlanarModel
@@ -50,17 +50,17 @@ def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velo
     return model.point_jacobian(q, point) @ impact(model, q, qdot_minus, **impact_options).qdot_plus
 
 
-def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str = "Q",
-                   mu: ScalarLike = 0.75) -> Scalar:
-    """Distance to sliding ``μ − μ_c`` with ``μ_c = |w_nt| / w_tt`` the critical friction of the point's
-    impact (seed 000, eq. 8): positive when the impact ends sticking, negative when it slides."""
-    return mu - frictional_impact(model, q, qdot_minus, point, mu).mu_c
+def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
+    """Distance to sliding ``μ − μ_c`` with ``μ_c = |w_nt| / w_tt`` the critical friction of the contact's
+    impact (seed 000, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient: positive when the impact
+    ends sticking, negative when it slides."""
+    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_c
 
 
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
                        contacts: tuple[Contact, ...], **compliant_options) -> Scalar:
     """Peak normal force of the first contact during the compliant contact phase [N] (seed 001, §1: the
-    compliant model's estimate of the maximum impact force): ``CompliantResult.peak_Fn``, the maximum of the
+    compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``, the maximum of the
     cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, differentiated by the
     envelope theorem (see :func:`~difimpact.compliant_impact`). Measured on the crutch tip (seed 000 nominal
     case): 6.5e-8 relative to the converged peak at the default ``rtol = 1e-8``; the raw sampled maximum was
@@ -68,4 +68,4 @@ def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Veloci
 
     `compliant_options` are those of :func:`~difimpact.compliant_impact`.
     """
-    return compliant_impact(model, q, qdot_minus, contacts, **compliant_options).peak_Fn[0]
+    return compliant_impact(model, q, qdot_minus, contacts, **compliant_options).peak_normal_force[0]

@@ -24,8 +24,8 @@ def check(x, bad, message: str):
     return eqx.error_if(x, bad, message)
 
 
-def as_float(name: str, x, *, shape=None):
-    """Convert ``x`` to a floating array, checking its shape (static) and finiteness."""
+def as_float(name: str, x, *, shape=None, finite: bool = True):
+    """Convert ``x`` to a floating array, checking its shape (static) and, with ``finite``, its finiteness."""
     if isinstance(x, (str, bytes)):
         raise TypeError(f"`{name}` must be a number or an array of numbers, got {type(x).__name__}.")
     try:
@@ -39,7 +39,16 @@ def as_float(name: str, x, *, shape=None):
         arr = arr.astype(jnp.result_type(float))
     if shape is not None and arr.shape != tuple(shape):
         raise ValueError(f"`{name}` must have shape {tuple(shape)}, got {arr.shape}.")
-    return check(arr, ~jnp.all(jnp.isfinite(arr)), f"`{name}` contains NaN or infinite entries.")
+    return check_finite(arr, **{name: arr}) if finite else arr
+
+
+def check_finite(out, **arrays):
+    """Return ``out``, raising ``"`name` contains NaN or infinite entries."`` for each named array that has
+    one. Attached to a result computed from the arrays, the check leaves them unchanged, so that several
+    results computed from the same array share its subexpressions."""
+    for name, x in arrays.items():
+        out = check(out, ~jnp.all(jnp.isfinite(x)), f"`{name}` contains NaN or infinite entries.")
+    return out
 
 
 def positive(name: str, x, *, allow_zero: bool = False, shape=None):

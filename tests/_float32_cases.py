@@ -17,7 +17,7 @@ def cases(compliant: bool, rtol: float) -> dict:
     """seed 000 impulsive check values, seed 003 ξ_I, and (optionally) seed 000 Table 3's nominal row."""
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
-    fric = di.frictional_impact(walker, q, qdot, "Q", 0.75)
+    fric = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
     biped = di.BipedWithTorso()
     qb, qdotb = biped.pre_impact_state(math.radians(30.0))
     stick = di.impact(biped, qb, qdotb, stick=("P_L",))
@@ -26,7 +26,7 @@ def cases(compliant: bool, rtol: float) -> dict:
     if compliant:
         sol = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
                                   throw=False)
-        out |= {"compliant_P_n": sol.P_n[0], "compliant_P_t": sol.P_t[0], "compliant_ok":
+        out |= {"compliant_P_n": sol.normal_impulse[0], "compliant_P_t": sol.tangential_impulse[0], "compliant_ok":
                 bool(sol.result == di.CompliantResults.successful), "compliant_steps": sol.n_steps}
     return {k: (float(v) if not isinstance(v, (str, bool)) else v) for k, v in out.items()}
 

@@ -32,6 +32,11 @@ QDOT_UP = -QDOT  # the tip separates
 M = CW.mass_matrix(Q)
 A = CW.contact_jacobian(Q, "Q")
 TIP = di.seed000_tip_contact()
+TIP_RIGID = di.Contact("Q", friction_law=di.Coulomb(0.75))
+
+
+def _coulomb(point, mu):
+    return di.Contact(point, friction_law=di.Coulomb(mu))
 
 
 def _nan_at(x, i=0):
@@ -42,9 +47,9 @@ def _minimise_zero_steps():
     return di.minimise(lambda p: jnp.sum(p**2), jnp.ones(2), optimiser=optax.sgd(0.1), steps=0)
 
 
-def _compliant(q0, qdot0):
+def _compliant(q, qdot_minus):
     """One compiled graph for the three run-time compliant checks (the nominal solve needs ~100 steps)."""
-    return di.compliant_impact(CW, q0, qdot0, (TIP,), max_steps=4)
+    return di.compliant_impact(CW, q, qdot_minus, (TIP,), max_steps=4)
 
 
 # (id, thunk, exception types, message regex)
@@ -153,16 +158,20 @@ CASES = [
     ("constrained_impact-massless", lambda: di.constrained_impact(M, A, QDOT, massless="drop"), EAGER,
      "`massless` must be 'error' or 'keep'"),
     # -- frictional impact
-    ("frictional_impact-mu-negative", lambda: di.frictional_impact(CW, Q, QDOT, "Q", -0.1), TRACED,
+    ("frictional_impact-mu-negative", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Q", -0.1)), EAGER,
      "`mu` must be non-negative"),
-    ("frictional_impact-mu-nan", lambda: di.frictional_impact(CW, Q, QDOT, "Q", NAN), TRACED, "`mu` contains NaN"),
-    ("frictional_impact-above-ground", lambda: di.frictional_impact(CW, Q_AIR, QDOT), TRACED,
+    ("frictional_impact-mu-nan", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Q", NAN)), EAGER,
+     "`mu` contains NaN"),
+    ("frictional_impact-no-coulomb", lambda: di.frictional_impact(CW, Q, QDOT, di.Contact("Q")), EAGER,
+     "`contact` must be a `Contact` with a `Coulomb` friction law"),
+    ("frictional_impact-above-ground", lambda: di.frictional_impact(CW, Q_AIR, QDOT, TIP_RIGID), TRACED,
      "point 'Q' is not on the ground"),
-    ("frictional_impact-separating", lambda: di.frictional_impact(CW, Q, QDOT_UP), TRACED,
+    ("frictional_impact-separating", lambda: di.frictional_impact(CW, Q, QDOT_UP, TIP_RIGID), TRACED,
      "the contact point must approach the ground"),
-    ("frictional_impact-qdot-complex", lambda: di.frictional_impact(CW, Q, QDOT * 1j), EAGER,
+    ("frictional_impact-qdot-complex", lambda: di.frictional_impact(CW, Q, QDOT * 1j, TIP_RIGID), EAGER,
      "`qdot_minus` must have a real dtype"),
-    ("frictional_impact-unknown-point", lambda: di.frictional_impact(CW, Q, QDOT, "Z"), EAGER, "unknown point 'Z'"),
+    ("frictional_impact-unknown-point", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Z", 0.75)), EAGER,
+     "unknown point 'Z'"),
     ("frictional_impact_map-M-not-square", lambda: di.frictional_impact_map(M[:5], A[0], A[1], QDOT, 0.5), EAGER,
      "`mass_matrix` must be square"),
     ("frictional_impact_map-a_t-zero", lambda: di.frictional_impact_map(M, A[0], 0 * A[1], QDOT, 0.5), EAGER,
@@ -171,7 +180,7 @@ CASES = [
      "`a_n` contains NaN"),
     ("frictional_impact_map-mu-negative", lambda: di.frictional_impact_map(M, A[0], A[1], QDOT, -1.0), EAGER,
      "`mu` must be non-negative"),
-    ("impulse_space_path-num", lambda: di.impulse_space_path(di.frictional_impact(CW, Q, QDOT), num=1), EAGER,
+    ("impulse_space_path-num", lambda: di.impulse_space_path(di.frictional_impact(CW, Q, QDOT, TIP_RIGID), num=1), EAGER,
      "`num` must be at least 2"),
     # -- contact laws and stiffness helpers
     ("HuntCrossley-stiffness-negative", lambda: di.HuntCrossley(-1.0), EAGER, "`stiffness` must be positive"),
@@ -193,10 +202,11 @@ CASES = [
     ("damping_from_restitution-rule", lambda: di.damping_from_restitution(1e6, 0.5, 1.0, rule="x"), EAGER,
      "`rule` must be"),
     # -- compliant impact
-    ("compliant_impact-q0-nan", lambda: _compliant(_nan_at(Q), QDOT), TRACED,
-     "`q0` contains NaN"),
-    ("compliant_impact-qdot0-shape", lambda: di.compliant_impact(CW, Q, QDOT[:5], (TIP,)), EAGER,
-     r"`qdot0` must have shape \(6,\)"),
+    ("compliant_impact-q-nan", lambda: _compliant(_nan_at(Q), QDOT), TRACED,
+     "`q` contains NaN"),
+    ("compliant_impact-qdot_minus-shape", lambda: di.compliant_impact(CW, Q, QDOT[:5], (TIP,)), EAGER,
+     r"`qdot_minus` must have shape \(6,\)"),
+    ("compliant_impact-rigid", lambda: di.compliant_impact(CW, Q, QDOT, (TIP_RIGID,)), EAGER, "no normal law"),
     ("compliant_impact-no-contacts", lambda: di.compliant_impact(CW, Q, QDOT, ()), EAGER,
      "`contacts` must be a non-empty tuple"),
     ("compliant_impact-unknown-point", lambda: di.compliant_impact(CW, Q, QDOT, (di.Contact("Z", TIP.normal_law),)),
@@ -222,7 +232,7 @@ CASES = [
     # -- objectives and optimisation
     ("energy_loss-separating", lambda: di.energy_loss(CW, Q, QDOT_UP, stick=("Q",)), TRACED,
      "`stick` point 'Q' is not approaching"),
-    ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, "Q", -0.5), TRACED,
+    ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, _coulomb("Q", -0.5)), EAGER,
      "`mu` must be non-negative"),
     ("loss_per_distance-no-step-length", lambda: di.loss_per_distance(CW, Q, di.constrained_impact(M, A, QDOT)),
      EAGER, "CrutchWalker defines no `step_length`"),
@@ -231,7 +241,7 @@ CASES = [
 
 
 # The compliant run-time checks share one compiled solve (~30 s of compiling on 2 cores): marked slow.
-SLOW = {"compliant_impact-q0-nan", "compliant_impact-separating", "compliant_impact-max_steps"}
+SLOW = {"compliant_impact-q-nan", "compliant_impact-separating", "compliant_impact-max_steps"}
 
 
 @pytest.mark.parametrize("thunk, errors, match", [
@@ -274,7 +284,7 @@ def test_same_message_under_jit(jitted, name, good, bad, match):
 
 def test_error_under_vmap():
     """One bad element of a batch raises with the message (``eqx.error_if`` under ``vmap``)."""
-    fn = jax.vmap(lambda q3: di.frictional_impact(CW, Q.at[2].add(0 * q3), QDOT, "Q", q3).normal_impulse)
+    fn = jax.vmap(lambda q3: di.frictional_impact(CW, Q.at[2].add(0 * q3), QDOT, _coulomb("Q", q3)).normal_impulse)
     assert np.all(np.isfinite(fn(jnp.array([0.5, 0.9]))))
     with pytest.raises(TRACED, match="`mu` must be non-negative"):
         jax.block_until_ready(fn(jnp.array([0.5, -0.9])))

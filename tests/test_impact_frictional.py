@@ -25,6 +25,11 @@ Q5DOTS = (-0.2, 0.0, 0.2, 0.4)
 REST_TOL = 1e-9
 
 
+def tip(mu):
+    """The crutch tip as a rigid contact with Coulomb friction ``mu``."""
+    return di.Contact("Q", friction_law=di.Coulomb(mu))
+
+
 @pytest.fixture(scope="module")
 def walker():
     return di.CrutchWalker()
@@ -36,7 +41,7 @@ def grid(walker):
     mu, q3, q5dot = (jnp.asarray(a, float).ravel() for a in np.meshgrid(
         MUS, np.radians(Q3_DEG), Q5DOTS, indexing="ij"))
     q, qdot = jax.vmap(walker.pre_impact_state)(q3, q5dot)
-    res = jax.vmap(lambda q_, qd_, mu_: di.frictional_impact(walker, q_, qd_, "Q", mu_))(q, qdot, mu)
+    res = jax.vmap(lambda q_, qd_, mu_: di.frictional_impact(walker, q_, qd_, tip(mu_)))(q, qdot, mu)
     shape = (len(MUS), len(Q3_DEG), len(Q5DOTS))
     return dict(q=q, qdot=qdot, mu=mu, res=res, shape=shape)
 
@@ -66,7 +71,7 @@ def test_sticking_end_matches_pinocchio_impulse_dynamics(walker, pin_walker, mu)
     Pinocchio with both contact directions blocked (seed 000, eq. 10)."""
     model, data = pin_walker
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
-    res = di.frictional_impact(walker, q, qdot, "Q", jnp.asarray(mu))
+    res = di.frictional_impact(walker, q, qdot, tip(jnp.asarray(mu)))
     frame = model.getFrameId("Q")
     J = pin.computeFrameJacobian(model, data, np.asarray(q), frame, pin.LOCAL_WORLD_ALIGNED)
     np.testing.assert_allclose(pin.updateFramePlacement(model, data, frame).translation[2], 0.0, atol=1e-10)
@@ -135,7 +140,7 @@ def test_grid_impulses_and_works_follow_sections_5_2_5_3(grid, walker):
 
 def test_vmap_equals_loop(grid, walker):
     for k in (0, 37, 83):
-        one = di.frictional_impact(walker, grid["q"][k], grid["qdot"][k], "Q", grid["mu"][k])
+        one = di.frictional_impact(walker, grid["q"][k], grid["qdot"][k], tip(grid["mu"][k]))
         batched = jax.tree_util.tree_map(lambda x: x[k], grid["res"])
         for a, b in zip(jax.tree_util.tree_leaves(one), jax.tree_util.tree_leaves(batched)):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
@@ -204,13 +209,14 @@ def test_closed_forms_and_path_agree_with_numerical_coulomb_ode(grid, walker):
         got = np.concatenate([res.qdot_plus[k], jnp.stack([res.tangential_impulse[k], res.normal_work[k],
                                                            res.tangential_work[k]])])
         np.testing.assert_allclose(got, end, rtol=0, atol=1e-9)
-        for j in range(0, path.pn.shape[1], 20):
-            ref = at(float(path.pn[k, j]))
+        for j in range(0, path.normal_impulse.shape[1], 20):
+            ref = at(float(path.normal_impulse[k, j]))
             np.testing.assert_allclose(path.qdot[k, j], ref[:-3], atol=1e-9)
-            np.testing.assert_allclose(path.v[k, j], A @ ref[:-3], atol=1e-9)
-            np.testing.assert_allclose([path.pt[k, j], path.wn[k, j], path.wt[k, j]], ref[-3:], atol=1e-9)
-        np.testing.assert_allclose(path.pn[k, -1], res.normal_impulse[k], rtol=1e-15)
-        assert float(res.switch_impulse[k]) in np.asarray(path.pn[k])
+            np.testing.assert_allclose(path.velocity[k, j], A @ ref[:-3], atol=1e-9)
+            np.testing.assert_allclose([path.tangential_impulse[k, j], path.normal_work[k, j], path.tangential_work[k, j]],
+                                       ref[-3:], atol=1e-9)
+        np.testing.assert_allclose(path.normal_impulse[k, -1], res.normal_impulse[k], rtol=1e-15)
+        assert float(res.switch_impulse[k]) in np.asarray(path.normal_impulse[k])
 
 
 # -- the paper's closed forms, written out ---------------------------------------------------------
@@ -340,7 +346,7 @@ def test_gradients_match_finite_differences(walker):
 
     def outputs(x, q5dot):
         q, qdot = walker.pre_impact_state(x[0], q5dot)
-        res = di.frictional_impact(walker, q, qdot, "Q", x[1])
+        res = di.frictional_impact(walker, q, qdot, tip(x[1]))
         return jnp.stack([res.energy_change, res.normal_impulse, res.regime.astype(float)])
 
     f = jax.jit(outputs)
@@ -362,21 +368,21 @@ def test_bad_input(walker):
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
     runtime = eqx.EquinoxRuntimeError
     with pytest.raises(runtime, match="not on the ground"):
-        di.frictional_impact(walker, q.at[1].set(0.1), qdot)
+        di.frictional_impact(walker, q.at[1].set(0.1), qdot, tip(0.75))
     with pytest.raises(runtime, match="must approach the ground"):
-        di.frictional_impact(walker, q, -qdot)
+        di.frictional_impact(walker, q, -qdot, tip(0.75))
     with pytest.raises(runtime, match="`qdot_minus` contains NaN"):
-        di.frictional_impact(walker, q, qdot.at[2].set(jnp.nan))
-    with pytest.raises(runtime, match="`mu` must be non-negative"):
-        di.frictional_impact(walker, q, qdot, "Q", jnp.asarray(-0.1))
+        di.frictional_impact(walker, q, qdot.at[2].set(jnp.nan), tip(0.75))
+    with pytest.raises(ValueError, match="`mu` must be non-negative"):
+        di.frictional_impact(walker, q, qdot, tip(jnp.asarray(-0.1)))
     with pytest.raises(ValueError, match="`mu` must be non-negative"):
         di.frictional_impact_map(walker.mass_matrix(q), *walker.contact_jacobian(q, "Q"), qdot, -0.1)
     with pytest.raises(ValueError, match="`qdot_minus` must have shape"):
-        di.frictional_impact(walker, q, qdot[:5])
+        di.frictional_impact(walker, q, qdot[:5], tip(0.75))
     with pytest.raises(ValueError, match="unknown point"):
-        di.frictional_impact(walker, q, qdot, "Z")
+        di.frictional_impact(walker, q, qdot, di.Contact("Z", friction_law=di.Coulomb(0.75)))
     with pytest.raises(ValueError, match="`num` must be at least 2"):
-        di.impulse_space_path(di.frictional_impact(walker, q, qdot), num=1)
+        di.impulse_space_path(di.frictional_impact(walker, q, qdot, tip(0.75)), num=1)
     M = walker.mass_matrix(q)
     with pytest.raises(ValueError, match="`mass_matrix` must be square"):
         di.frictional_impact_map(M[:5], jnp.ones(6), jnp.ones(6), qdot, 0.5)
@@ -386,4 +392,4 @@ def test_bad_input(walker):
         di.frictional_impact_map(M, *walker.contact_jacobian(q, "Q"), -qdot, 0.5)
     batch = jnp.stack([qdot, -qdot])
     with pytest.raises(runtime, match="must approach the ground"):
-        jax.vmap(lambda qd: di.frictional_impact(walker, q, qd, "Q", jnp.asarray(0.5)))(batch)
+        jax.vmap(lambda qd: di.frictional_impact(walker, q, qd, tip(jnp.asarray(0.5))))(batch)

@@ -88,12 +88,13 @@ def test_sliding_margin_crutch(rng):
 
     def fn(x):
         q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
-        return di.sliding_margin(model, q, qdot, "Q", 0.75)
+        return di.sliding_margin(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
 
     values = _check(fn, _uniform(rng, [math.radians(3), 0.0, -0.2], [math.radians(21), math.radians(20), 0.4]),
                     1e-6)
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
-    np.testing.assert_allclose(di.sliding_margin(model, q, qdot), 0.75 - 0.675, atol=1e-3)  # CONVENTIONS check
+    np.testing.assert_allclose(di.sliding_margin(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75))),
+                               0.75 - 0.675, atol=1e-3)  # CONVENTIONS check
     assert values.shape == (3,)
 
 

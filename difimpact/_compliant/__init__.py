@@ -2,8 +2,8 @@
 
 from .solve import (
     compliant_impact as compliant_impact,
-    CompliantResult as CompliantResult,
     CompliantResults as CompliantResults,
+    CompliantSolution as CompliantSolution,
     History as History,
 )
 from .fixtures import seed000_tip_contact as seed000_tip_contact

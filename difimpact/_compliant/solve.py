@@ -24,38 +24,40 @@ class CompliantResults(HybridResults):  # pyright: ignore
 
 
 class History(eqx.Module):
-    """Per accepted step records (padded with ``inf`` in ``t`` after the last step): ``t`` [s] from the
-    start, and per contact ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and the loading rate ``dF_n`` = ``dF_n/dt``
-    [N/s]; shape ``(max_phases * max_steps, ...)``."""
+    """Per accepted step records (padded with ``inf`` in ``t`` after the last step), shape
+    ``(max_phases * max_steps, ...)``: `t` [s] from the start, and per contact the `normal_force` and
+    `tangential_force` ``F_n, F_t`` [N], the contact point's `normal_velocity` and `tangential_velocity`
+    ``v_n, v_t`` [m/s], and the loading rate `normal_force_rate` ``dF_n/dt`` [N/s]."""
 
     t: Float[Array, " s"]
-    F_n: Float[Array, "s k"]
-    F_t: Float[Array, "s k"]
-    v_n: Float[Array, "s k"]
-    v_t: Float[Array, "s k"]
-    dF_n: Float[Array, "s k"]
+    normal_force: Float[Array, "s k"]
+    tangential_force: Float[Array, "s k"]
+    normal_velocity: Float[Array, "s k"]
+    tangential_velocity: Float[Array, "s k"]
+    normal_force_rate: Float[Array, "s k"]
 
 
-class CompliantResult(eqx.Module):
+class CompliantSolution(eqx.Module):
     """Output of :func:`compliant_impact`; per-contact quantities have shape ``(k,)`` in ``contacts`` order.
 
-    - `q`, `qdot`: state at the end event. `duration` [s].
-    - `P_n`, `P_t`: impulses of the normal and tangential forces [N s]; `W_n`, `W_t`: their works [J].
-    - `peak_Fn`: maximum normal force [N], interpolated between accepted steps (:func:`peak_force`).
+    - `q_plus`, `qdot_plus`: state at the end event. `duration` [s].
+    - `normal_impulse`, `tangential_impulse`: ``P_n, P_t``, the impulses of the normal and tangential forces
+      [N s]; `normal_work`, `tangential_work`: ``W_n, W_t``, their works [J].
+    - `peak_normal_force`: maximum normal force [N], interpolated between accepted steps (:func:`peak_force`).
     - `stick_time`: time [s] of the first slide → stick switch (``inf`` if none); `final_stick`: sticking
       at the end; `n_phases`: number of phases solved; `n_steps`: accepted steps, all phases; `result`: a
       :class:`CompliantResults` item.
     - `history`: a :class:`History` if requested, else ``None``.
     """
 
-    q: Config
-    qdot: Velocity
+    q_plus: Config
+    qdot_plus: Velocity
     duration: Scalar
-    P_n: Float[Array, " k"]
-    P_t: Float[Array, " k"]
-    W_n: Float[Array, " k"]
-    W_t: Float[Array, " k"]
-    peak_Fn: Float[Array, " k"]
+    normal_impulse: Float[Array, " k"]
+    tangential_impulse: Float[Array, " k"]
+    normal_work: Float[Array, " k"]
+    tangential_work: Float[Array, " k"]
+    peak_normal_force: Float[Array, " k"]
     stick_time: Float[Array, " k"]
     final_stick: Bool[Array, " k"]
     n_phases: Int[Array, ""]
@@ -70,6 +72,9 @@ def _check_contacts(model: AbstractPlanarModel, contacts, end: str) -> tuple[Con
     contacts = tuple(contacts)
     if not contacts or not all(isinstance(c, Contact) for c in contacts):
         raise ValueError("`contacts` must be a non-empty tuple of `Contact`.")
+    rigid = [c.point for c in contacts if c.normal_law is None]
+    if rigid:
+        raise ValueError(f"`contacts` at {rigid} have no normal law: a compliant contact needs one.")
     missing = [c.point for c in contacts if c.point not in model.point_names]
     if missing:
         raise ValueError(f"`contacts` name points {missing} that the model does not have "
@@ -96,26 +101,28 @@ def _default_solver(contacts: tuple[Contact, ...]) -> diffrax.AbstractSolver:
     return diffrax.Kvaerno5() if smooth else diffrax.Tsit5()
 
 
-def _solution(system: CompliantContactSystem, sol: HybridSolution, history: bool) -> CompliantResult:
+def _solution(system: CompliantContactSystem, sol: HybridSolution, history: bool) -> CompliantSolution:
     """The solution in SI units, with the interpolated peak force of each contact."""
     n, k = system.q0.shape[0], len(system.contacts)
     rec = sol.records
-    peak = jax.vmap(peak_force, in_axes=(None, 1, 1))(sol.ts, rec.F_n, rec.dF_n)
+    peak = jax.vmap(peak_force, in_axes=(None, 1, 1))(sol.ts, rec.normal_force, rec.normal_force_rate)
     end = PhaseState.unpack(sol.y, n, k)
-    return CompliantResult(
-        q=system.q0 + end.dq * MM, qdot=end.qdot, duration=sol.t * MS, P_n=end.P_n, P_t=end.P_t, W_n=end.W_n,
-        W_t=end.W_t, peak_Fn=jnp.maximum(peak, 0.0), stick_time=sol.mode.stick_time * MS,
+    return CompliantSolution(
+        q_plus=system.q0 + end.dq * MM, qdot_plus=end.qdot, duration=sol.t * MS, normal_impulse=end.P_n,
+        tangential_impulse=end.P_t, normal_work=end.W_n, tangential_work=end.W_t,
+        peak_normal_force=jnp.maximum(peak, 0.0), stick_time=sol.mode.stick_time * MS,
         final_stick=sol.mode.stick & sol.mode.active, n_phases=sol.n_phases, n_steps=sol.n_steps,
         result=CompliantResults.promote(sol.result),
-        history=History(sol.ts * MS, rec.F_n, rec.F_t, rec.v_n, rec.v_t, rec.dF_n) if history else None,
+        history=History(sol.ts * MS, rec.normal_force, rec.tangential_force, rec.normal_velocity,
+                        rec.tangential_velocity, rec.normal_force_rate) if history else None,
     )
 
 
 @eqx.filter_jit
 def compliant_impact(
     model: AbstractPlanarModel,
-    q0: Config,
-    qdot0: Velocity,
+    q: Config,
+    qdot_minus: Velocity,
     contacts: tuple[Contact, ...],
     *,
     end: Literal["compression", "separation"] = "compression",
@@ -128,8 +135,8 @@ def compliant_impact(
     adjoint: diffrax.AbstractAdjoint = diffrax.RecursiveCheckpointAdjoint(),
     history: bool = False,
     throw: bool = True,
-) -> CompliantResult:
-    r"""Integrate the compliant contact phase from ``(q0, qdot0)`` to its end event.
+) -> CompliantSolution:
+    r"""Integrate the compliant contact phase from the pre-impact state ``(q, qdot_minus)`` to its end event.
 
     The first contact in ``contacts`` is the impacting one: the phase ends at its end of compression
     (``v_n = 0``, seed 000 §5) or, with ``end="separation"``, when its normal force returns to zero.
@@ -142,9 +149,9 @@ def compliant_impact(
     **Arguments:**
 
     - `model`: an :class:`~difimpact.AbstractPlanarModel`.
-    - `q0`, `qdot0`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact must
-      not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
-    - `contacts`: tuple of :class:`Contact`.
+    - `q`, `qdot_minus`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact
+      must not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
+    - `contacts`: tuple of :class:`~difimpact.Contact`, each with a normal law.
     - `end`: ``"compression"`` or ``"separation"``.
     - `solver`: a diffrax solver; default ``Tsit5``, or ``Kvaerno5`` with a smooth friction law
       (:class:`~difimpact.AbstractSmoothFrictionLaw`, stiff: ``∂F_t/∂v_t = μF_n/v_ε``).
@@ -157,13 +164,13 @@ def compliant_impact(
       per-step :class:`History`.
     - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
 
-    **Returns:** a :class:`CompliantResult`.
+    **Returns:** a :class:`CompliantSolution`.
     """
     contacts = _check_contacts(model, contacts, end)
-    q0 = as_float("q0", q0, shape=(model.n,))
-    qdot0 = as_float("qdot0", qdot0, shape=(model.n,))
-    system = CompliantContactSystem(model, contacts, q0, end)
-    y0, modes0 = _initial_state(system, qdot0)
+    q = as_float("q", q, shape=(model.n,))
+    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
+    system = CompliantContactSystem(model, contacts, q, end)
+    y0, modes0 = _initial_state(system, qdot_minus)
     sol = solve_hybrid(
         system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS,
         solver=_default_solver(contacts) if solver is None else solver,

@@ -14,13 +14,13 @@ from .state import ContactModes, MS
 
 
 class StepRecord(eqx.Module):
-    """Per contact at an accepted step: ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and ``dF_n = dF_n/dt`` [N/s]."""
+    """Per contact at an accepted step: ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and ``dF_n/dt`` [N/s]."""
 
-    F_n: Float[Array, " k"]
-    F_t: Float[Array, " k"]
-    v_n: Float[Array, " k"]
-    v_t: Float[Array, " k"]
-    dF_n: Float[Array, " k"]
+    normal_force: Float[Array, " k"]
+    tangential_force: Float[Array, " k"]
+    normal_velocity: Float[Array, " k"]
+    tangential_velocity: Float[Array, " k"]
+    normal_force_rate: Float[Array, " k"]
 
 
 class CompliantContactSystem(AbstractHybridSystem):

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .._compliant import CompliantResults, compliant_impact, seed000_tip_contact
+from .._contact import Contact, Coulomb
 from .._impact.frictional import FRICTIONAL_REGIMES, frictional_impact
 from .._models import CrutchWalker
 from .base import Outcome, check_that, experiment
@@ -48,7 +49,7 @@ def _impulsive(mu, q3_deg, q5dot):
 def _impulsive_batch(mu, q3, q5dot):
     def one(mu, q3, q5dot):
         q, qdot = _WALKER.pre_impact_state(q3, q5dot)
-        r = frictional_impact(_WALKER, q, qdot, "Q", mu)
+        r = frictional_impact(_WALKER, q, qdot, Contact("Q", friction_law=Coulomb(mu)))
         v_minus = r.jacobian @ qdot
         return dict(Pn=r.normal_impulse, Pt=r.tangential_impulse, Wn=r.normal_work, Wt=r.tangential_work,
                     vnP=r.qdot_plus[1], vtQ=(r.jacobian @ r.qdot_plus)[1], vtQ_minus=v_minus[1],
@@ -65,12 +66,12 @@ def _compliant(kn_factor, chi_factor, mu, q3, q5dot, t_max):
     r = compliant_impact(_WALKER, q, qdot, (seed000_tip_contact(kn_factor, chi_factor, mu),), t_max=t_max,
                          max_steps=1024, max_phases=8, history=True, throw=False)
     v_minus = _WALKER.contact_jacobian(q, "Q") @ qdot
-    return dict(Pn=r.P_n[0], Pt=r.P_t[0], Wn=r.W_n[0], Wt=r.W_t[0], vnP=r.qdot[1],
-                vtQ=_WALKER.contact_jacobian(r.q, "Q")[1] @ r.qdot, vtQ_minus=v_minus[1], vnQ_minus=v_minus[0],
-                qdot=r.qdot, qdot_minus=qdot,
-                duration=r.duration, peak_Fn=r.peak_Fn[0], stick_time=r.stick_time[0],
-                final_stick=r.final_stick[0], result=r.result._value, t=r.history.t, Fn=r.history.F_n[:, 0],
-                Ft=r.history.F_t[:, 0])
+    return dict(Pn=r.normal_impulse[0], Pt=r.tangential_impulse[0], Wn=r.normal_work[0], Wt=r.tangential_work[0],
+                vnP=r.qdot_plus[1], vtQ=_WALKER.contact_jacobian(r.q_plus, "Q")[1] @ r.qdot_plus,
+                vtQ_minus=v_minus[1], vnQ_minus=v_minus[0], qdot=r.qdot_plus, qdot_minus=qdot,
+                duration=r.duration, peak_Fn=r.peak_normal_force[0], stick_time=r.stick_time[0],
+                final_stick=r.final_stick[0], result=r.result._value, t=r.history.t,
+                Fn=r.history.normal_force[:, 0], Ft=r.history.tangential_force[:, 0])
 
 
 def _run_compliant(kn_factor=1.0, chi_factor=1.0, mu=0.75, q3_deg=12.0, q5dot=-0.2, t_max=T_END):
@@ -136,7 +137,7 @@ def _model_figure():
     """The crutch walker at the reference state of §5 (q3 = 12°, q̇5⁻ = −0.2 rad/s) with its impulse at μ = 0.75
     (Table 3's case), in place of the paper's Fig. 1."""
     q, qdot = _WALKER.pre_impact_state(math.radians(12.0), -0.2)
-    r = frictional_impact(_WALKER, q, qdot, "Q", 0.75)
+    r = frictional_impact(_WALKER, q, qdot, Contact("Q", friction_law=Coulomb(0.75)))
     return model_figure(_WALKER, q, "Crutch walker (seed 000, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = 150°",
                         contacts=("Q",), arrows={"Q": (float(r.tangential_impulse), float(r.normal_impulse))},
                         note="arrow: impulse (P_t, P_n) of the tip Q, impulsive map, μ = 0.75, q̇5⁻ = −0.2 rad/s; "

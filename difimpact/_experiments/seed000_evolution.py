@@ -61,8 +61,9 @@ def crutch_impulse_space(quick, progress):
     for i in progress(range(len(_PATH_CASES)), desc="crutch-impulse-space"):
         impact = jax.tree.map(lambda x: x[i], imp_all["impact"])
         p = impulse_space_path(impact, 101 if quick else 401)
-        imp = {"Pn": np.asarray(p.pn), "vnP": np.asarray(p.qdot[:, 1]), "vtQ": np.asarray(p.v[:, 1]),
-               "Pt": np.asarray(p.pt), "Wn": np.asarray(p.wn), "Wt": np.asarray(p.wt)}
+        imp = {"Pn": np.asarray(p.normal_impulse), "vnP": np.asarray(p.qdot[:, 1]),
+               "vtQ": np.asarray(p.velocity[:, 1]), "Pt": np.asarray(p.tangential_impulse),
+               "Wn": np.asarray(p.normal_work), "Wt": np.asarray(p.tangential_work)}
         comp, end = _compliant_path(mus[i], q3s[i], q5s[i], 8 if quick else 24)
         regimes = (FRICTIONAL_REGIMES[int(imp_all["regime"][i])], _compliant_regime(end))
         case = {"figure": fig_no[i], "mu": mus[i], "q3_deg": q3s[i], "q5dot": q5s[i]}

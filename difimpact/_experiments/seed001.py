@@ -59,8 +59,8 @@ def _compliant_summary(model, q, qdot, contacts, **options):
     """Solve to the impacting contact's end of compression; ``ok``: solved, and that contact sticks at the
     end (the paper's non-sliding assumption)."""
     sol = compliant_impact(model, q, qdot, contacts, throw=False, **options)
-    ok = (sol.result == CompliantResults.successful) & jnp.all(jnp.isfinite(sol.qdot)) & sol.final_stick[0]
-    loss = -(jnp.sum(sol.W_n) + jnp.sum(sol.W_t))
+    ok = (sol.result == CompliantResults.successful) & jnp.all(jnp.isfinite(sol.qdot_plus)) & sol.final_stick[0]
+    loss = -(jnp.sum(sol.normal_work) + jnp.sum(sol.tangential_work))
     return sol, ok, loss
 
 
@@ -96,8 +96,8 @@ def _compass_compliant(R, q3, g):
     law = _hunt_crossley(R, -model.point_velocity(q, qdot, "swing_foot")[1])
     contacts = (Contact("swing_foot", law, Coulomb(_MU)), Contact("stance_foot", law, Coulomb(_MU)))
     sol, ok, loss = _compliant_summary(model, q, qdot, contacts, max_phases=12)
-    return dict(energy_loss=loss, vy_trailing=sol.qdot[1],
-                v_hip=jnp.linalg.norm(model.point_velocity(sol.q, sol.qdot, "H")), ok=ok,
+    return dict(energy_loss=loss, vy_trailing=sol.qdot_plus[1],
+                v_hip=jnp.linalg.norm(model.point_velocity(sol.q_plus, sol.qdot_plus, "H")), ok=ok,
                 stick=sol.final_stick[0], duration=sol.duration)
 
 
@@ -135,7 +135,7 @@ def _crutch_compliant(q3, q4, g):
     vn = -model.point_velocity(q, qdot, "Q")[1]
     law = _hunt_crossley(_TIP_RADIUS, vn)
     sol, ok, loss = _compliant_summary(model, q, qdot, (Contact("Q", law, Coulomb(_MU)),))
-    return dict(_crutch_outputs(model, sol.q, sol.qdot, loss), ok=ok, stick=sol.final_stick[0],
+    return dict(_crutch_outputs(model, sol.q_plus, sol.qdot_plus, loss), ok=ok, stick=sol.final_stick[0],
                 chi=law.damping)
 
 

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
+from .._results import RESULTS
 from .._validation import as_float, check
 
 # Relative tolerance below which a singular value counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
@@ -27,7 +28,7 @@ _RANK_RTOL = 1e-10
 _SIGN_RTOL = 1e-9
 
 
-class ImpactResults(eqx.Enumeration):
+class ImpactResults(RESULTS):  # pyright: ignore
     """Outcomes of :func:`constrained_impact` and :func:`impact`."""
 
     successful = ""
@@ -294,18 +295,19 @@ def impact(
         if p not in stick:
             raise ValueError(f"`restitution` point {p!r} is not in `stick` {list(stick)}.")
 
-    q = model._q(q)
-    qdot_minus = model._q(qdot_minus, "qdot_minus")
-    tree = model.tree()
+    q = as_float("q", q, shape=(model.n,))
+    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
+    position = {p: model.point(q, p) for p in model.point_names}
     for p in points:
-        tree.point_index(p)  # raises on unknown names
-    all_pos = jnp.stack([tree.point_position(q, p) for p in tree.point_names])
+        if p not in position:
+            raise ValueError(f"unknown point {p!r}; this model has {list(model.point_names)}.")
+    all_pos = jnp.stack(list(position.values()))
     size = jnp.max(jnp.linalg.norm(all_pos[:, None] - all_pos[None], axis=-1))
     for p in points:
-        y = tree.point_position(q, p)[1]
+        y = position[p][1]
         q = check(q, jnp.abs(y) > ground_tol * size, f"contact point {p!r} is not on the ground (|y| > "
                   f"{ground_tol} × model size); place it with model.solve_coordinate.")
-    M = tree.mass_matrix(q)
+    M = model.mass_matrix(q)
     n = model.n
     J = {p: model.contact_jacobian(q, p) for p in points}
     b_rows = []
@@ -379,4 +381,4 @@ def loss_per_distance(model: AbstractPlanarModel, q: Config, solution: ImpactSol
     ``b⁺ = 0``), in J/m."""
     if not hasattr(model, "step_length"):
         raise ValueError(f"{type(model).__name__} defines no `step_length`.")
-    return solution.loss / model.step_length(model._q(q))
+    return solution.loss / model.step_length(q)

@@ -30,18 +30,20 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._contact import Contact, Coulomb
 from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
 from .._linalg import solve_spd
 from .._models.base import AbstractPlanarModel
+from .._results import RESULTS
 from .._validation import as_float, check
 
 FRICTIONAL_REGIMES: tuple[str, ...] = ("stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest")
-"""Names of the regime codes of :class:`FrictionalImpact` (seed 000, Table 2), indexed by code."""
+"""Names of the regime codes of :class:`FrictionalImpactSolution` (seed 000, Table 2), indexed by code."""
 
 _STICK, _SLIDE, _REVERSAL, _SLIDE_STICK, _FROM_REST = range(5)
 
 
-class FrictionalImpactResults(eqx.Enumeration):
+class FrictionalImpactResults(RESULTS):  # pyright: ignore
     """Outcome of :func:`frictional_impact_map`."""
 
     successful = ""
@@ -52,7 +54,7 @@ class FrictionalImpactResults(eqx.Enumeration):
     )
 
 
-class FrictionalImpact(eqx.Module):
+class FrictionalImpactSolution(eqx.Module):
     """Result of a frictional single-point impact (seed 000, §3.1). Every field may carry batch axes.
 
     - `qdot_plus`: post-impact velocities ``q̇⁺`` (eqs. 6, 21, 30).
@@ -131,7 +133,7 @@ def frictional_impact_map(
     *,
     rest_tol: float = 1e-9,
     throw: bool = True,
-) -> FrictionalImpact:
+) -> FrictionalImpactSolution:
     """Frictional single-point impact ended by ``v_n⁺ = 0`` (seed 000, eq. 3), regime from the state.
 
     With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (seed 000, eq. 8). Each
@@ -149,7 +151,7 @@ def frictional_impact_map(
     - `throw`: raise on ``FrictionalImpactResults.approach_not_stopped``; otherwise return it in
       `result`, with zero impulses.
 
-    **Returns:** a :class:`FrictionalImpact`.
+    **Returns:** a :class:`FrictionalImpactSolution`.
     """
     M = as_float("mass_matrix", mass_matrix)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -204,7 +206,7 @@ def frictional_impact_map(
     )
     rates = jnp.stack([tau1, jnp.where(two_phase, tau2, tau1)])
     slopes = X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :]
-    impact = FrictionalImpact(
+    impact = FrictionalImpactSolution(
         qdot_plus=qdot_minus, normal_impulse=pn, tangential_impulse=jnp.zeros_like(pn),
         normal_work=jnp.zeros_like(pn), tangential_work=jnp.zeros_like(pn), regime=regime,
         switch_impulse=p_i, mu_c=mu_c, result=result, jacobian=A, qdot_minus=qdot_minus, slopes=slopes,
@@ -225,57 +227,60 @@ def frictional_impact(
     model: AbstractPlanarModel,
     q: Config,
     qdot_minus: Velocity,
-    point: str = "Q",
-    mu: ScalarLike = 0.75,
+    contact: Contact,
     *,
     ground_tol: float | None = None,
     rest_tol: float = 1e-9,
     throw: bool = True,
-) -> FrictionalImpact:
-    """Frictional impact of the model's point ``point`` with the ground ``y = 0`` (seed 000, §3).
+) -> FrictionalImpactSolution:
+    """Frictional impact of a model point with the ground ``y = 0`` (seed 000, §3).
 
-    Builds ``M(q)`` and ``[A_n; A_t]`` of ``point`` and calls :func:`frictional_impact_map`. Checks that the
-    point is on the ground (``|y| ≤ ground_tol``, metres; by default ``max(1e-8, 256 ε)`` of ``q``'s dtype:
-    ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and approaching it,
-    that ``μ ≥ 0`` and that the inputs are finite. Pass ``mu`` as an array to vary it without recompiling.
+    Builds ``M(q)`` and ``[A_n; A_t]`` of the contact's point and calls :func:`frictional_impact_map`.
+    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres; by default ``max(1e-8, 256 ε)`` of
+    ``q``'s dtype: ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and
+    approaching it, and that the inputs are finite. Build the contact inside the function you ``vmap`` or
+    differentiate to vary ``μ`` without recompiling.
 
-    **Arguments:** `model`, `q`, `qdot_minus` (pre-impact state), `point` (a point name of the model),
-    `mu`, and the keyword options of :func:`frictional_impact_map`.
+    **Arguments:** `model`, `q`, `qdot_minus` (pre-impact state), `contact` (a :class:`~difimpact.Contact`
+    with a :class:`~difimpact.Coulomb` friction law; its normal law, if any, is not used: the impact is
+    rigid), and the keyword options of :func:`frictional_impact_map`.
 
-    **Returns:** a :class:`FrictionalImpact`.
+    **Returns:** a :class:`FrictionalImpactSolution`.
     """
-    q = model._q(q)
-    qdot_minus = model._q(qdot_minus, "qdot_minus")
-    # The tree's methods on the validated q: the model's wrappers would validate q again, and each error_if
-    # gives XLA a new q, so the sines and cosines of the height, A and M were computed three times (issue 7).
-    tree = model.tree()
-    height = tree.point_position(q, point)[1]
+    if not isinstance(contact, Contact) or not isinstance(contact.friction_law, Coulomb):
+        raise ValueError(f"`contact` must be a `Contact` with a `Coulomb` friction law, got {contact!r}.")
+    point = contact.point
+    q = as_float("q", q, shape=(model.n,))
+    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
+    height = model.point(q, point)[1]
     if ground_tol is None:
         ground_tol = max(1e-8, 256 * float(jnp.finfo(q.dtype).eps))
     qdot_minus = check(qdot_minus, jnp.abs(height) > ground_tol,
                        f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
-    A = tree.point_jacobian(q, point)[::-1]  # [A_n; A_t], as model.contact_jacobian
-    return frictional_impact_map(tree.mass_matrix(q), A[0], A[1], qdot_minus, mu, rest_tol=rest_tol,
-                                 throw=throw)
+    A = model.contact_jacobian(q, point)
+    return frictional_impact_map(model.mass_matrix(q), A[0], A[1], qdot_minus, contact.friction_law.mu,
+                                 rest_tol=rest_tol, throw=throw)
 
 
 class ImpulsePath(eqx.Module):
-    """Evolution through an impact with ``P_n`` as the independent variable (seed 000, §3.2, Figs. 13–17).
+    """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (seed 000,
+    §3.2, Figs. 13–17), ``k`` samples along ``P_n`` (the switch impulse is one of them):
 
-    Fields, ``k`` samples along ``P_n`` (the switch impulse is one of them): `pn` ``(k,)``, `qdot` ``(k, n)``,
-    `v` ``(k, 2)`` the contact-point velocity ``[v_n, v_t]``, `pt`, `wn`, `wt` ``(k,)``.
+    - `normal_impulse` ``(k,)``: ``P_n``; `qdot` ``(k, n)``: ``q̇``; `velocity` ``(k, 2)``: the contact-point
+      velocity ``[v_n, v_t]``;
+    - `tangential_impulse`, `normal_work`, `tangential_work` ``(k,)``: ``P_t``, ``W_n``, ``W_t``.
     """
 
-    pn: Float[Array, " k"]
+    normal_impulse: Float[Array, " k"]
     qdot: Float[Array, "k n"]
-    v: Float[Array, "k 2"]
-    pt: Float[Array, " k"]
-    wn: Float[Array, " k"]
-    wt: Float[Array, " k"]
+    velocity: Float[Array, "k 2"]
+    tangential_impulse: Float[Array, " k"]
+    normal_work: Float[Array, " k"]
+    tangential_work: Float[Array, " k"]
 
 
-def impulse_space_path(impact: FrictionalImpact, num: int = 201) -> ImpulsePath:
-    """Sample an unbatched :class:`FrictionalImpact` at ``num`` normal impulses from 0 to ``P_n⁺``.
+def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> ImpulsePath:
+    """Sample an unbatched :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
 
     ``num − 1`` evenly spaced points plus the switch impulse ``P_n^σ`` (eq. 28), so a piecewise-linear plot
     is exact. Use ``jax.vmap`` over batched results.
@@ -285,10 +290,11 @@ def impulse_space_path(impact: FrictionalImpact, num: int = 201) -> ImpulsePath:
     pn = jnp.sort(jnp.append(jnp.linspace(0.0, 1.0, num - 1) * impact.normal_impulse,
                              impact.switch_impulse))
     qdot, pt, wn, wt = jax.vmap(impact.at)(pn)
-    return ImpulsePath(pn=pn, qdot=qdot, v=qdot @ impact.jacobian.T, pt=pt, wn=wn, wt=wt)
+    return ImpulsePath(normal_impulse=pn, qdot=qdot, velocity=qdot @ impact.jacobian.T, tangential_impulse=pt,
+                       normal_work=wn, tangential_work=wt)
 
 
 __all__ = [
-    "FRICTIONAL_REGIMES", "FrictionalImpact", "FrictionalImpactResults", "ImpulsePath", "frictional_impact",
+    "FRICTIONAL_REGIMES", "FrictionalImpactSolution", "FrictionalImpactResults", "ImpulsePath", "frictional_impact",
     "frictional_impact_map", "impulse_space_path",
 ]

@@ -8,7 +8,7 @@ import optimistix as optx
 
 from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
 from .._tree import PlanarTree
-from .._validation import as_float, check
+from .._validation import as_float, check, check_finite
 
 
 class AbstractPlanarModel(eqx.Module):
@@ -36,22 +36,32 @@ class AbstractPlanarModel(eqx.Module):
     def _q(self, q, name="q") -> Config:
         return as_float(name, q, shape=(self.n,))
 
+    def _shaped(self, q, name="q") -> Config:
+        """``q`` as a float array of shape ``(n,)``; its finiteness is checked on the results
+        (:func:`check_finite`), so that the methods called on one ``q`` share their subexpressions."""
+        return as_float(name, q, shape=(self.n,), finite=False)
+
     def mass_matrix(self, q: Config) -> MassMatrix:
         """Mass matrix ``M(q)``, symmetric positive (semi-)definite, ``(n, n)``."""
-        return self.tree().mass_matrix(self._q(q))
+        q = self._shaped(q)
+        return check_finite(self.tree().mass_matrix(q), q=q)
 
     def bias(self, q: Config, qdot: Velocity) -> Velocity:
         """``c(q, q̇)``: Coriolis, centrifugal and gravity terms of ``M q̈ + c = τ + Jᵀ F``."""
-        return self.tree().bias(self._q(q), self._q(qdot, "qdot"))
+        q, qdot = self._shaped(q), self._shaped(qdot, "qdot")
+        return check_finite(self.tree().bias(q, qdot), q=q, qdot=qdot)
 
     def gravity(self, q: Config) -> Velocity:
-        return self.tree().gravity(self._q(q))
+        q = self._shaped(q)
+        return check_finite(self.tree().gravity(q), q=q)
 
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
-        return self.tree().kinetic_energy(self._q(q), self._q(qdot, "qdot"))
+        q, qdot = self._shaped(q), self._shaped(qdot, "qdot")
+        return check_finite(self.tree().kinetic_energy(q, qdot), q=q, qdot=qdot)
 
     def potential_energy(self, q: Config) -> Scalar:
-        return self.tree().potential_energy(self._q(q))
+        q = self._shaped(q)
+        return check_finite(self.tree().potential_energy(q), q=q)
 
     def energy(self, q: Config, qdot: Velocity) -> Scalar:
         """Total mechanical energy ``T + V``."""
@@ -59,14 +69,17 @@ class AbstractPlanarModel(eqx.Module):
 
     def point(self, q: Config, name: str) -> Float[Array, " 2"]:
         """Position ``(x, y)`` of a named point (for a foot arc: its lowest point)."""
-        return self.tree().point_position(self._q(q), name)
+        q = self._shaped(q)
+        return check_finite(self.tree().point_position(q, name), q=q)
 
     def point_jacobian(self, q: Config, name: str) -> Jacobian:
         """``(2, n)`` Jacobian of the material point ``name``: its velocity is ``J q̇``."""
-        return self.tree().point_jacobian(self._q(q), name)
+        q = self._shaped(q)
+        return check_finite(self.tree().point_jacobian(q, name), q=q)
 
     def point_velocity(self, q: Config, qdot: Velocity, name: str) -> Float[Array, " 2"]:
-        return self.point_jacobian(q, name) @ self._q(qdot, "qdot")
+        qdot = self._shaped(qdot, "qdot")
+        return check_finite(self.point_jacobian(q, name) @ qdot, qdot=qdot)
 
     def contact_jacobian(self, q: Config, name: str) -> Jacobian:
         """Ground-contact Jacobian ``[A_n; A_t]`` of point ``name``: row 0 the normal (+y), row 1 the
