@@ -29,6 +29,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 from difimpact._compliant import dynamics
 from _common import NumpyCrutchWalker, compile_time, machine, median_time, parse_args, write
 
@@ -41,7 +42,7 @@ CASES = {"Table-3 nominal (slide then stick, μ = 0.75)": 0.75, "sliding (μ = 0
 def difimpact_batch(walker, q, qdot, mu):
     """``P_n, P_t``, accepted steps, whether it ends stuck and whether it succeeded, per member (``throw=False``:
     a failed member is counted, not raised)."""
-    res = jax.vmap(lambda a, b, m: di.compliant_impact(walker, a, b, (di.seed000_tip_contact(mu=m),),
+    res = jax.vmap(lambda a, b, m: di.compliant_impact(walker, a, b, (seed000_tip_contact(mu=m),),
                                                        throw=False))(q, qdot, mu)
     return (res.normal_impulse[:, 0], res.tangential_impulse[:, 0], res.n_steps, res.final_stick[:, 0],
             res.result == di.CompliantResults.successful)
@@ -54,7 +55,7 @@ class ScipyCompliant:
 
     def __init__(self, walker, method="LSODA"):
         self.nw = NumpyCrutchWalker(walker)
-        tip = di.seed000_tip_contact()
+        tip = seed000_tip_contact()
         self.k, self.chi = float(tip.normal_law.stiffness), float(tip.normal_law.damping)
         self.method = method
         self.nfev = 0
@@ -183,7 +184,7 @@ def main():
     from difimpact._compliant.system import CompliantContactSystem
 
     n = batches[-1]
-    contact = di.seed000_tip_contact()
+    contact = seed000_tip_contact()
     y = jnp.concatenate([jnp.zeros((n, 6)), jnp.asarray(qdot[:n]), jnp.zeros((n, 5))], axis=1)
     modes = ContactModes(jnp.ones(1, bool), jnp.zeros(1, bool), jnp.ones(1), jnp.full(1, jnp.inf))
 

@@ -16,7 +16,6 @@ from ._compliant import (
     CompliantResults as CompliantResults,
     CompliantSolution as CompliantSolution,
     History as History,
-    seed000_tip_contact as seed000_tip_contact,
 )
 from ._contact import (
     AbstractElasticStickLaw as AbstractElasticStickLaw,
@@ -91,7 +90,7 @@ from ._hybrid import (
     solve_hybrid as solve_hybrid,
 )
 from ._draw import draw_model as draw_model
-from ._examples import (
+from ._problems import (
     ankle_blocking as ankle_blocking,
     biped_torso as biped_torso,
     compass_foot_radius as compass_foot_radius,

@@ -1,7 +1,7 @@
 """Linear algebra for the fixed small matrices of a planar model, unrolled at trace time.
 
 Under ``vmap`` a call to ``jnp.linalg.solve`` on an ``(n, n)`` matrix becomes a batched LAPACK call on
-tiny matrices, which XLA on CPU executes slowly (issue 7). The factorisation below is written with Python
+tiny matrices, which XLA on CPU executes slowly. The factorisation below is written with Python
 loops over scalar entries instead: the size is static, so tracing emits ``O(n³)`` scalar operations, and under
 ``vmap`` each of them is one elementwise operation on a vector of the batch, which XLA fuses into a few loops.
 """
@@ -48,8 +48,7 @@ def _solve(name, a, b):
 def _solve_jvp(name, primals, tangents):
     """``dx = a⁻¹ (db − da x)`` with ``da`` symmetrised from its lower triangle (the part of ``a`` that is read).
     The factors are residuals: reverse mode transposes two substitutions and one product, not the ``O(n³)``
-    scalar factorisation (whose transpose, one scatter into ``(n, n)`` per entry read, made ``jax.grad`` of the
-    frictional map several times slower)."""
+    scalar factorisation (whose transpose is one scatter into ``(n, n)`` per entry read)."""
     (a, b), (da, db) = primals, tangents
     factors = _factor(a, name)
     x = _substitute(*factors, b)

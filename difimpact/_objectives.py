@@ -1,5 +1,5 @@
 r"""Differentiable objectives of an impact: scalar (or small vector) functions of a model, a pre-impact state
-and contact parameters, for ``jax.grad``, ``jax.jacfwd``, ``jax.vmap`` and ``jax.jit`` (issue 5, item 1).
+and contact parameters, for ``jax.grad``, ``jax.jacfwd``, ``jax.vmap`` and ``jax.jit``.
 
 Each function is a thin wrapper around one map — :func:`~difimpact.impact` (impulsive, with post-impact
 constraints), :func:`~difimpact.frictional_impact` (single point with Coulomb friction) or
@@ -60,11 +60,9 @@ def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, 
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
                        contacts: tuple[Contact, ...], **compliant_options) -> Scalar:
     """Peak normal force of the first contact during the compliant contact phase [N] (seed 001, §1: the
-    compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``, the maximum of the
-    cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, differentiated by the
-    envelope theorem (see :func:`~difimpact.compliant_impact`). Measured on the crutch tip (seed 000 nominal
-    case): 6.5e-8 relative to the converged peak at the default ``rtol = 1e-8``; the raw sampled maximum was
-    1e-4 off in value and 1 % in gradient at ``rtol = 1e-6``.
+    compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``, the
+    maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, O(h⁴) in the
+    step and differentiated by the envelope theorem (:func:`~difimpact._compliant.peak.peak_force`).
 
     `compliant_options` are those of :func:`~difimpact.compliant_impact`.
     """

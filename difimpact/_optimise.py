@@ -1,4 +1,4 @@
-r"""A small optax driver for bound- and inequality-constrained minimisation (issue 5, item 3).
+r"""A small optax driver for bound- and inequality-constrained minimisation.
 
 Problem: minimise ``f(x)`` over a pytree ``x`` with ``lower ≤ x ≤ upper`` and ``g(x) ≤ 0`` (vector ``g``).
 

@@ -1,4 +1,4 @@
-"""Batched and sharded evaluation of any JAX function over many parameter sets (issue 5, item 2).
+"""Batched and sharded evaluation of any JAX function over many parameter sets.
 
 ``sweep`` is a host-side driver: it slices the batch into chunks on the host, evaluates each chunk with one
 compiled ``vmap`` (optionally split over a 1-D device mesh with ``shard_map``) and writes the results into

@@ -276,7 +276,7 @@ class PlanarTree(eqx.Module):
         columns of the closed-form centre-of-mass Jacobians (:meth:`_joint_columns`; the base columns are the
         identity) and the constant angle Jacobian. Under ``vmap`` each entry is then elementwise arithmetic on
         batch vectors; an ``einsum`` over stacked ``(nb, 2, n)`` Jacobians is a batch of tiny products, which XLA
-        runs slowly on CPU (issue 7)."""
+        runs slowly on CPU."""
         origins, _, _ = self._frames(q)
         coms = self.com_positions(q)
         rows = self._angle_rows()

@@ -11,6 +11,7 @@ import sys
 import jax.numpy as jnp
 
 import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 
 
 def cases(compliant: bool, rtol: float) -> dict:
@@ -24,7 +25,7 @@ def cases(compliant: bool, rtol: float) -> dict:
     out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
            "mu_c": fric.mu_c, "xi_I": stick.xi_I}
     if compliant:
-        sol = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
+        sol = di.compliant_impact(walker, q, qdot, (seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
                                   throw=False)
         out |= {"compliant_P_n": sol.normal_impulse[0], "compliant_P_t": sol.tangential_impulse[0], "compliant_ok":
                 bool(sol.result == di.CompliantResults.successful), "compliant_steps": sol.n_steps}

@@ -16,6 +16,7 @@ import optax
 import pytest
 
 import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 from difimpact._cli import main
 
 EAGER = (ValueError, TypeError)
@@ -31,7 +32,7 @@ Q_AIR = Q.at[1].set(0.1)  # whole body lifted 10 cm: the tip Q is above the grou
 QDOT_UP = -QDOT  # the tip separates
 M = CW.mass_matrix(Q)
 A = CW.contact_jacobian(Q, "Q")
-TIP = di.seed000_tip_contact()
+TIP = seed000_tip_contact()
 TIP_RIGID = di.Contact("Q", friction_law=di.Coulomb(0.75))
 
 
@@ -216,7 +217,7 @@ CASES = [
      "already separating"),
     ("compliant_impact-max_steps", lambda: _compliant(Q, QDOT), TRACED,
      "max_steps"),
-    ("seed000_tip_contact-kn_factor-nan", lambda: di.seed000_tip_contact(kn_factor=NAN), EAGER,
+    ("seed000_tip_contact-kn_factor-nan", lambda: seed000_tip_contact(kn_factor=NAN), EAGER,
      "`kn_factor` contains NaN"),
     # -- sweeps and grids
     ("sweep-fn", lambda: di.sweep(3, jnp.ones(2)), EAGER, "`fn` must be callable"),

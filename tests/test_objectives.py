@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 
 
 def _uniform(rng, lows, highs, n=3):
@@ -102,7 +103,7 @@ def test_sliding_margin_crutch(rng):
 def test_peak_contact_force_gradient(rng):
     """Compliant crutch tip (seed 000, Hunt–Crossley + Coulomb): the interpolated peak force vs q3 and q4 at a
     random point and the default tolerances, reverse mode through the diffrax solve and its events."""
-    model, contact = di.CrutchWalker(), di.seed000_tip_contact()
+    model, contact = di.CrutchWalker(), seed000_tip_contact()
 
     def fn(x):
         q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])

@@ -11,7 +11,7 @@ import optax
 import pytest
 
 import difimpact as di
-from difimpact._examples import _forward_mode_gradient
+from difimpact._autodiff import forward_mode_gradient
 
 
 def test_minimise_matches_kkt_point():
@@ -115,7 +115,7 @@ def test_forward_mode_gradient(rng):
         return jnp.sin(x[0]) * jnp.exp(x[1]) + x[0] ** 3
 
     x = jnp.asarray(rng.uniform(-1.0, 1.0, size=(4, 2)))
-    value, grads = jax.jit(jax.vmap(jax.value_and_grad(_forward_mode_gradient(fn))))(x)
+    value, grads = jax.jit(jax.vmap(jax.value_and_grad(forward_mode_gradient(fn))))(x)
     exact = jnp.stack([jnp.cos(x[:, 0]) * jnp.exp(x[:, 1]) + 3 * x[:, 0] ** 2,
                        jnp.sin(x[:, 0]) * jnp.exp(x[:, 1])], 1)
     np.testing.assert_allclose(grads, exact, rtol=1e-14)

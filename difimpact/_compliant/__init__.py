@@ -6,4 +6,3 @@ from .solve import (
     CompliantSolution as CompliantSolution,
     History as History,
 )
-from .fixtures import seed000_tip_contact as seed000_tip_contact

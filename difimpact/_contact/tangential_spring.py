@@ -15,21 +15,17 @@ class TangentialSpring(AbstractElasticStickLaw):
     ``z`` the elastic tangential displacement of the contact point, ``k_t = 8 G^* √R``
     (:func:`mindlin_stiffness`, eqs. 18–19). Eq. 17 (the paper writes 16) holds while ``|F_t| ≤ μ F_n``;
     beyond it, or when a relative tangential velocity appears, ``F_t`` is Coulomb's (seed 001, after
-    eq. 19). The compliant
-    solver switches regimes at events: stick → sliding when ``|F_t|`` reaches ``μ F_n`` (``σ = −sign F_t``),
-    sliding → stick when ``σ v_t`` reaches 0 with ``z = μ σ F_n / (k_t √δ)`` (:meth:`stick_displacement`:
-    ``F_t`` continuous); a contact starts in stick with ``z = 0``. Both regimes are smooth, so an explicit
-    solver does (Tsit5: 78 steps on seed 000's nominal crutch impact at rtol 1e-8).
+    eq. 19). The compliant solver switches regimes at events: stick → sliding when ``|F_t|`` reaches
+    ``μ F_n`` (``σ = −sign F_t``), sliding → stick when ``σ v_t`` reaches 0 with ``z = μ σ F_n / (k_t √δ)``
+    (:meth:`stick_displacement`: ``F_t`` continuous); a contact starts in stick with ``z = 0``. Both regimes
+    are smooth, so an explicit solver does.
 
     Bias against exact :class:`Coulomb`: "stick" is elastic, the contact point moves by ``z`` instead of
     holding still. Entering stick, ``F_t`` starts on the cone while the rigid stick force is inside it, so
     ``F_t`` oscillates undamped about the rigid one at ``√(k_t √δ / m)`` with an amplitude independent of
     ``k_t``; the impulse error is bounded by about amplitude / frequency ``∝ k_t^{-1/2}`` but its sign follows
-    the phase at the end. Measured on seed 000's nominal crutch impact (Hunt–Crossley,
-    ``TangentialSpring.from_materials(0.05, 0.1e9, 0.5, 30e9, 0.2, 0.75)``, ``k_t = 4.0·10⁷ N/m^1.5``), the
-    ``P_n, P_t`` biases are +11.8 %, +13.4 % (the soft tip also starts elastic, slipping 2 ms before it
-    slides, and sticks at 4.5 ms instead of 1.9); with ``k_t`` × 10, × 100, × 1000, × 10⁴: −0.26 %, −0.062 %,
-    +0.13 %, −0.041 % for ``P_n`` (``P_t`` alike).
+    the phase at the end (on seed 000's crutch impact, about 10 % at the materials' ``k_t`` and below 0.3 % at
+    ten times it: docs/design.md).
 
     :meth:`force` is the stick-regime (elastic) force; the cap is the solver's regime switch.
 

@@ -17,11 +17,12 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .._compliant import CompliantResults, compliant_impact, seed000_tip_contact
+from .._compliant import CompliantResults, compliant_impact
 from .._contact import Contact, Coulomb
 from .._impact.frictional import FRICTIONAL_REGIMES, frictional_impact
 from .._models import CrutchWalker
 from .base import Outcome, check_that, experiment
+from .fixtures import seed000_tip_contact
 from .plotting import model_figure, panel_grid
 
 MUS = (0.5, 0.75, 1.0)  # seed 000, §5

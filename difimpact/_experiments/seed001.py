@@ -36,11 +36,9 @@ from .._impact.constrained import constrained_impact
 from .._models import CompassGait, CrutchWalker
 from .base import check_that
 from .curves import plotted_max, table_rows
+from .fixtures import ELASTOMER_ON_CONCRETE, TIP_RADIUS
 from .plotting import method_panels
 
-# Seed 000, §5 (seed 001 gives none): elastomer sphere on concrete.
-_MATERIALS = (0.1e9, 0.5, 30e9, 0.2)
-_TIP_RADIUS = 0.05  # crutch tip sphere [m], seed 000 §5
 _RESTITUTION = 0.8
 _MU = 1.0
 _METHODS = ("impulsive", "compliant")
@@ -50,8 +48,8 @@ _OVERLAP = 0.02
 
 
 def _hunt_crossley(radius, impact_speed):
-    """Seed 001 eqs. 13–16 with the materials and restitution above."""
-    k_n = hertz_stiffness(radius, *_MATERIALS)
+    """Seed 001 eqs. 13–16 with seed 000's materials (§5; seed 001 gives none) and the restitution above."""
+    k_n = hertz_stiffness(radius, *ELASTOMER_ON_CONCRETE)
     return HuntCrossley(k_n, damping_from_restitution(k_n, _RESTITUTION, impact_speed))
 
 
@@ -133,7 +131,7 @@ def _crutch_compliant(q3, q4, g):
     contact."""
     model, q, qdot = _crutch_state(q3, q4, g)
     vn = -model.point_velocity(q, qdot, "Q")[1]
-    law = _hunt_crossley(_TIP_RADIUS, vn)
+    law = _hunt_crossley(TIP_RADIUS, vn)
     sol, ok, loss = _compliant_summary(model, q, qdot, (Contact("Q", law, Coulomb(_MU)),))
     return dict(_crutch_outputs(model, sol.q_plus, sol.qdot_plus, loss), ok=ok, stick=sol.final_stick[0],
                 chi=law.damping)

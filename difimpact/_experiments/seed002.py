@@ -10,7 +10,7 @@ The trailing foot keeps its non-sliding row ``v_x(MH)⁺ = 0`` (eq. 8) in both c
 "with and without" the unilateral constraint (9) only (``unilateral_tangent="always"``). The pre-impact state is
 :meth:`SevenLinkHuman.heel_strike_state` (eq. 3). One compiled function per blocking case serves all three
 experiments (fixed batch size), compiled without XLA's backend optimisations: compiling is almost all the
-cost (a batch runs in milliseconds), and this cuts it by about 40 % (3.7 → 2.1 s CPU per case, measured).
+cost (a batch runs in milliseconds), and this cuts it by about 40 % (3.7 → 2.1 s CPU per case).
 
 Ranges the paper does not print (its figures are lost): ω0 ∈ [−1, 1] rad/s — −1 rad/s is the strongest
 push-off of the analysed range (points A, B, C, §4.1–4.2), the other end is taken symmetric ("in the other

@@ -1,4 +1,4 @@
-r"""Worked optimisation examples (issue 5, item 3): each builds a :class:`Problem` — objective, inequality
+r"""Worked optimisation problems: each builds a :class:`Problem` — objective, inequality
 constraints ``g(x) ≤ 0`` and bounds over a small vector ``x`` — from the models and the objectives, and
 :meth:`Problem.solve` runs :func:`~difimpact.minimise` on it. Tests and notebooks check the optima against a
 brute-force grid over the same bounds.
@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ._compliant import seed000_tip_contact
+from ._autodiff import forward_mode_gradient
 from ._custom_types import Array, Float, Scalar
 from ._impact.constrained import impact
 from ._models import BipedWithTorso, CompassGait, CrutchWalker, SevenLinkHuman
@@ -186,28 +186,6 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
 
 
-def _forward_mode_gradient(fn: Callable[[Float[Array, " d"]], Scalar]) -> Callable[[Float[Array, " d"]], Scalar]:
-    """`fn` with a reverse-mode derivative computed in forward mode, ``∇fn = jax.jacfwd(fn)``: with a few
-    parameters and a diffrax solve inside, ``d`` tangents are cheaper than reverse mode through the solve
-    (crutch walker, ``d = 2``: 8.5 ms against 13 ms per gradient, 98 s against 164 s to compile). `fn` must
-    support forward mode (``diffrax.ForwardMode()``); the result supports ``jax.grad``, not ``jax.jacfwd``."""
-
-    def value_twice(x):
-        y = fn(x)
-        return y, y
-
-    @jax.custom_vjp
-    def wrapped(x):
-        return fn(x)
-
-    def forward(x):
-        jac, y = jax.jacfwd(value_twice, has_aux=True)(x)
-        return y, jac
-
-    wrapped.defvjp(forward, lambda jac, cotangent: (cotangent * jac,))
-    return wrapped
-
-
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
     r"""Crutch walker (seed 000): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
     the peak crutch-tip force of the compliant contact phase (seed 000, §4–5: Hunt–Crossley + Hertz tip,
@@ -222,10 +200,11 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
 
     The peak force falls as the legs and the torso lean forward, and so does the sliding margin: with the
     defaults the optimum is the vertex ``q4 = 20°`` (bound), ``μ − μ_c = margin`` (``q3 ≈ 7.71°``, 4.834 kN).
-    Measured: ``solve(start, learning_rate=0.01, steps=150, rounds=4, penalty=30.0)`` reaches it from three
-    starts within 1e-4°; the default ``penalty=100`` lets the multiplier (≈ 0.51) collapse to 0 between
-    rounds.
+    ``solve(start, learning_rate=0.01, steps=150, rounds=4, penalty=30.0)`` reaches it (multiplier ≈ 0.51);
+    with the default ``penalty=100`` the multiplier collapses to 0 between rounds.
     """
+    from ._experiments.fixtures import seed000_tip_contact  # the paper's tip; experiments load matplotlib
+
     model = CrutchWalker()
     contact = seed000_tip_contact(mu=mu)
 
@@ -240,6 +219,6 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
         return (1.0 - sliding_margin(model, *state(x), contact) / margin)[None]
 
     lower, upper = _bounds((math.radians(3.0), math.radians(21.0)), (0.0, math.radians(20.0)))
-    return Problem(_forward_mode_gradient(peak), constraints, lower, upper, ("q3", "q4"))
+    return Problem(forward_mode_gradient(peak), constraints, lower, upper, ("q3", "q4"))
 
 
