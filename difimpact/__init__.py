@@ -50,11 +50,10 @@ from ._gait import (
 )
 from ._impact.constrained import (
     constrained_impact as constrained_impact,
-    impact as impact,
     ImpactResults as ImpactResults,
     ImpactSolution as ImpactSolution,
-    loss_per_distance as loss_per_distance,
 )
+from ._impact.ground import impact as impact, loss_per_distance as loss_per_distance
 from ._impact.frictional import (
     FRICTIONAL_REGIMES as FRICTIONAL_REGIMES,
     FrictionalImpactResults as FrictionalImpactResults,

@@ -13,8 +13,8 @@ geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an
 from ._compliant import compliant_impact
 from ._contact import Contact
 from ._custom_types import Array, Config, Float, Scalar, Velocity
-from ._impact.constrained import impact
 from ._impact.frictional import frictional_impact
+from ._impact.ground import impact
 from ._models.base import AbstractPlanarModel
 
 

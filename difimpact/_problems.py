@@ -17,7 +17,7 @@ import optax
 
 from ._autodiff import forward_mode_gradient
 from ._custom_types import Array, Float, Scalar
-from ._impact.constrained import impact
+from ._impact.ground import impact
 from ._models import BipedWithTorso, CompassGait, CrutchWalker, SevenLinkHuman
 from ._objectives import (
     constrained_energy_index,

@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .._impact.constrained import ImpactResults, impact
+from .._impact.constrained import ImpactResults
+from .._impact.ground import impact
 from .._models.seven_link_human import SevenLinkHuman
 from . import gait_data
 from .base import Outcome, check_that, experiment

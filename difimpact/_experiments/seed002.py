@@ -25,7 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._impact.constrained import ImpactResults, impact
+from .._impact.constrained import ImpactResults
+from .._impact.ground import impact
 from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
 from .base import Outcome, check_that, experiment
 from .curves import monotone, table_rows

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._impact.constrained import impact
+from .._impact.ground import impact
 from .._models import BipedWithTorso
 from .base import Outcome, check_that, experiment
 from .curves import monotone, plotted_range, table_rows

@@ -124,6 +124,23 @@ def _sign(x):
     return jnp.where(x >= 0, 1.0, -1.0)
 
 
+def _regime(rest, can_stick, two_phase) -> Int[Array, ""]:
+    """The regime code of Table 2 (seed 000) from the state at the start and whether ``v_t`` reaches zero."""
+    return jnp.where(rest, jnp.where(can_stick, _STICK, _FROM_REST),
+                     jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE))
+
+
+def _checked_inputs(mass_matrix, a_n, a_t, qdot_minus, mu):
+    """``M``, ``[a_n; a_t]``, ``q̇⁻`` and ``μ ≥ 0`` as float arrays of the mass matrix's size."""
+    M = as_float("mass_matrix", mass_matrix)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"`mass_matrix` must be square (n, n), got shape {M.shape}.")
+    n = M.shape[0]
+    A = jnp.stack([as_float("a_n", a_n, shape=(n,)), as_float("a_t", a_t, shape=(n,))])
+    mu = as_float("mu", mu, shape=())
+    return M, A, as_float("qdot_minus", qdot_minus, shape=(n,)), check(mu, mu < 0, "`mu` must be non-negative.")
+
+
 def frictional_impact_map(
     mass_matrix: MassMatrix,
     a_n: Velocity,
@@ -153,16 +170,7 @@ def frictional_impact_map(
 
     **Returns:** a :class:`FrictionalImpactSolution`.
     """
-    M = as_float("mass_matrix", mass_matrix)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"`mass_matrix` must be square (n, n), got shape {M.shape}.")
-    n = M.shape[0]
-    a_n = as_float("a_n", a_n, shape=(n,))
-    a_t = as_float("a_t", a_t, shape=(n,))
-    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(n,))
-    mu = as_float("mu", mu, shape=())
-    mu = check(mu, mu < 0, "`mu` must be non-negative.")
-    A = jnp.stack([a_n, a_t])
+    M, A, qdot_minus, mu = _checked_inputs(mass_matrix, a_n, a_t, qdot_minus, mu)
     X = solve_spd(M, A.T, "mass_matrix")  # M⁻¹ Aᵀ, (n, 2)
     w = A @ X
     w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
@@ -170,7 +178,6 @@ def frictional_impact_map(
                  "`mass_matrix` positive definite.")
     v_n, v_t = A @ qdot_minus
     v_n = check(v_n, ~(v_n < 0), "the contact point must approach the ground: A_n q̇⁻ < 0 (`qdot_minus`).")
-
     mu_c = jnp.abs(w_nt) / w_tt
     can_stick = mu >= mu_c
     rest = jnp.abs(v_t) <= rest_tol * jnp.abs(v_n)
@@ -199,11 +206,7 @@ def frictional_impact_map(
     )
     pn = jnp.where(failed, 0.0, pn)
     p_i = jnp.where(two_phase & ~failed, p_switch, pn)
-    regime = jnp.where(
-        rest,
-        jnp.where(can_stick, _STICK, _FROM_REST),
-        jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE),
-    )
+    regime = _regime(rest, can_stick, two_phase)
     rates = jnp.stack([tau1, jnp.where(two_phase, tau2, tau1)])
     slopes = X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :]
     impact = FrictionalImpactSolution(

@@ -7,7 +7,8 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
-from .._impact.constrained import impact, ImpactResults
+from .._impact.constrained import ImpactResults
+from .._impact.ground import impact
 from .._linalg import solve_spd
 from .base import AbstractPlanarModel
 
