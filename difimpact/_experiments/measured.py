@@ -8,6 +8,7 @@ and does not slide.
 """
 
 import functools
+import re
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -57,6 +58,13 @@ def _run(model, states, blocked, heel, trailing):
     for target, value in zip(out, _impacts(blocked, heel, trailing)(model, q, qdot)):
         target[colliding] = np.asarray(value)[:len(colliding)]
     return out
+
+
+@functools.cache
+def _measured_rows() -> tuple[dict, ...]:
+    """The seven-link rows of every trial and blocking case (computed once per process: seed 002's experiments
+    read them for their notes, :func:`heelstrike_measured` for its rows)."""
+    return tuple(_seven_link(tuple(gait_data.TRIALS), tuple(CASES), lambda it, **_: it))
 
 
 def _seven_link(trials, cases, progress):
@@ -270,7 +278,7 @@ def _markdown(rows, trials, cases, knee) -> str:
 def heelstrike_measured(quick, progress):
     trials = ("treadmill",) if quick else tuple(gait_data.TRIALS)
     cases = ("none", "ankle+knee+hip") if quick else tuple(CASES)
-    rows = _seven_link(trials, cases, progress)
+    rows = _seven_link(trials, cases, progress) if quick else [dict(r) for r in _measured_rows()]
     knee = None
     if not quick:
         osim_rows, knee = _osim(cases, progress)
@@ -278,3 +286,46 @@ def heelstrike_measured(quick, progress):
     checks = _assumption_checks(trials) + _paper_checks(rows, cases)
     figures = {"xi": _figure_xi(rows, cases), "assumptions": _figure_assumptions(trials)}
     return Outcome(rows, figures, checks, _markdown(rows, trials, cases, knee))
+
+
+_CASE_WORDS = (("ankle+knee+hip", ("ankle+knee+hip", "Ankle, knee and hip")),
+               ("ankle+knee", ("ankle+knee", "Ankle and knee")), ("ankle", ("ankle", "Ankle")),
+               ("none", ("Nothing blocked",)))
+
+
+def measured_note(checks, quick: bool) -> str:
+    """For seed 002's experiments: for each ✗, whether the measured pre-impact states (seven-link human,
+    Dumas-scaled, frames −2 and −1 of every trial) move our value toward the paper's. A level (a percentage in
+    both the paper's and our column) is compared with the measured states' median ξ of its blocking case; the
+    trailing foot with the measured outcomes; other statements are not tested by single measured states."""
+    failed = [c for c in checks if not c.ok]
+    if not failed:
+        return ""
+    if quick:
+        return "Measured postures: run without `--quick` for their effect on each ✗ (`heelstrike-measured`)."
+    rows = [r for r in _measured_rows() if r["trial"] != "default"]
+    lines = ["**Each ✗ against the measured heel strikes** (`heelstrike-measured`; the seven-link human in the "
+             "measured pre-impact states of a treadmill and an overground trial and Winter's curves):", ""]
+    for c in failed:
+        lines.append(f"- {c.statement}: " + _note(c, rows))
+    return "\n".join(lines)
+
+
+def _note(check, rows) -> str:
+    if "trailing foot" in check.statement:
+        outs = [r["trailing_foot"] for r in rows]
+        return "measured states: " + ", ".join(f"{o} {outs.count(o)}/{len(outs)}" for o in dict.fromkeys(outs))
+    case = next((k for k, words in _CASE_WORDS if check.statement.startswith(words)), None)
+    paper, ours = (re.search(r"(\d+(?:\.\d+)?) %", text) for text in (check.paper, check.ours))
+    if case is None or paper is None or ours is None or "/" in check.paper:
+        return "not a level of ξ; single measured states (one push-off each) do not test it."
+    xi = 100 * _xi(rows, "seven-link", case)
+    median, p, o = float(np.median(xi)), float(paper.group(1)), float(ours.group(1))
+    if (median - o) * (p - o) <= 0:
+        move = "away from the paper's"
+    elif abs(median - p) < abs(o - p):
+        move = "toward the paper's, closer to it"
+    else:
+        move = "toward the paper's and past it"
+    return f"measured ξ ({case} blocked) median {median:.1f} % ({xi.min():.1f} … {xi.max():.1f}) against our " \
+           f"{o:g} % and the paper's {p:g} %: the measured postures move the value {move}."

@@ -288,7 +288,10 @@ def heelstrike_pushoff(quick, progress):
              "(eq. 17), ξ = (T⁻ − T⁺)/T⁻ (eq. 23)"),
         "model_seven_link_human": _model_figure()}
     sensitivity = "Posture sensitivity: run without `--quick`." if quick else _posture_sensitivity(progress)
-    return Outcome(rows, figures, checks, SOURCES + "\n\n" + sensitivity)
+    from .measured import measured_note  # the measured experiment reads this module's constants
+
+    measured = measured_note(checks, quick)
+    return Outcome(rows, figures, checks, SOURCES + "\n\n" + sensitivity + "\n\n" + measured)
 
 
 def _model_figure():

@@ -7,6 +7,7 @@ import numpy as np
 
 from .base import Outcome, check_that, experiment
 from .curves import monotone
+from .measured import measured_note
 from .plotting import line_panels
 from .seed002 import (
     ANKLE,
@@ -85,7 +86,7 @@ def heelstrike_torso(quick, progress):
         f"Seed 002 Fig. 6 — heel strike over the torso angle, impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
         note="θ_n: the torso angle of the reference posture (upright); ξ = (T⁻ − T⁺)/T⁻ (eq. 23)",
         styles=dict(enumerate(STYLES[k] for k in names)))}
-    return Outcome(rows, figures, checks)
+    return Outcome(rows, figures, checks, measured_note(checks, quick))
 
 
 def _eq24(r, blocked):
@@ -180,4 +181,4 @@ def heelstrike_ankle_blocking(quick, progress):
         note="each curve is drawn where ξ ≥ 0 and ends at its roots ±√(2T_c⁻/W_c,aa) (eq. 24); "
              "the leading ankle's post-impact rate is prescribed (eq. 10)",
         styles=dict(enumerate(styles[k] for k in names)))}
-    return Outcome(rows, figures, checks)
+    return Outcome(rows, figures, checks, measured_note(checks, quick))
