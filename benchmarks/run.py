@@ -21,12 +21,14 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "impulsive": [["--dtype", "float64"], ["--dtype", "float32"]],
     "compliant": [[]],
     "gradient": [["--part", "impulsive"], ["--part", "compliant"]],
+    "gait": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
     "impulsive": "1. Impulsive throughput — crutch walker frictional map, jit + vmap",
     "compliant": "2. Compliant throughput — Hunt–Crossley + exact Coulomb, end of compression",
     "gradient": "3. Gradient cost — jax.grad of the energy loss w.r.t. all 17 CrutchWalker parameters",
+    "gait": "4. Periodic gaits — simplest walker stride map and fixed point, jit + vmap vs solve_ivp + fsolve",
 }
 
 

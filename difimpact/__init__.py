@@ -36,6 +36,8 @@ from ._contact import (
     TangentialSpring as TangentialSpring,
 )
 from ._gait import (
+    BranchPoint as BranchPoint,
+    continue_gait as continue_gait,
     eigenvalues as eigenvalues,
     floquet_multipliers as floquet_multipliers,
     GaitResults as GaitResults,

@@ -136,3 +136,37 @@ def test_fixed_point_gradient_vs_resolved(simplest):
     h = 1e-5
     fd = (f(jnp.asarray(0.009 + h), gait.x) - f(jnp.asarray(0.009 - h), gait.x)) / (2 * h)
     np.testing.assert_allclose(d, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
+
+
+@pytest.mark.slow
+def test_sweep_stability_map_flags_failures():
+    """A stability map over slopes with ``sweep`` (the simplest walker: no LAPACK under ``vmap``): uphill
+    (γ = −0.01) there is no gait and the member is flagged by its result with finite numbers; the others equal
+    the gaits solved one by one."""
+
+    def member(p):
+        w = di.SimplestWalker(p["slope"])
+        gait = di.periodic_gait(w, jnp.array([-0.2, 0.2, 0.016]))
+        return dict(x=gait.x, ok=gait.result == di.GaitResults.successful,
+                    rho=di.spectral_radius(di.stride_jacobian(w, gait)))
+
+    params, _ = di.grid(slope=np.array([-0.01, 0.009, 0.012]))
+    out = di.sweep(member, params, chunk_size=4)
+    assert out["ok"].tolist() == [False, True, True]
+    assert np.all(np.isfinite(out["x"])) and np.all(np.isfinite(out["rho"]))
+    one = solve(di.SimplestWalker(0.012), jnp.array([-0.2, 0.2, 0.016]), di.StanceTolerances())
+    np.testing.assert_allclose(out["x"][2], one.x, rtol=0, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_reverse_mode_with_direct_adjoint(simplest):
+    """``jax.grad`` of the gait's speed through the fixed point (``DirectAdjoint``) equals forward mode."""
+    _, gait = simplest
+    options = di.StanceTolerances(adjoint=diffrax.DirectAdjoint(), max_steps=512)
+
+    def speed(slope):
+        return di.periodic_gait(di.SimplestWalker(slope), gait.x, options=options).speed
+
+    rev = eqx.filter_jit(jax.grad(speed))(jnp.asarray(0.009))
+    fwd = eqx.filter_jit(jax.jacfwd(speed))(jnp.asarray(0.009))
+    np.testing.assert_allclose(rev, fwd, rtol=1e-8)

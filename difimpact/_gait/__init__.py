@@ -1,3 +1,4 @@
+from .continuation import BranchPoint as BranchPoint, continue_gait as continue_gait
 from .fixed_point import periodic_gait as periodic_gait, PeriodicGait as PeriodicGait, stride_power as stride_power
 from .stability import (
     eigenvalues as eigenvalues,

@@ -82,7 +82,8 @@ class StanceSystem(AbstractHybridSystem):
         return y[:j], y[j:]
 
     def vector_field(self, t, y, mode):
-        theta, rate = self._split(y)
+        # A non-finite state (Newton far from a gait) gives a failed step, never an error inside the solve.
+        theta, rate = self._split(jnp.where(jnp.isfinite(y), y, 0.0))
         tau = self.walker.time_scale
         accel = self.walker.stance_accelerations(theta, rate / tau)
         return jnp.concatenate([rate, tau**2 * accel])

@@ -19,6 +19,7 @@ _SECTIONS = (  # (module prefix, section title), first match wins; the rest goes
     ("difimpact._contact", "Contact laws"),
     ("difimpact._compliant", "Compliant phase"),
     ("difimpact._hybrid", "Hybrid phases and events"),
+    ("difimpact._gait", "Periodic gaits"),
     ("difimpact._objectives", "Objectives"),
     ("difimpact._sweep", "Sweeps"),
     ("difimpact._optimise", "Optimisation"),
