@@ -25,7 +25,6 @@ _SECTIONS = (  # (module prefix, section title), first match wins; the rest goes
     ("difimpact._optimise", "Optimisation"),
     ("difimpact._examples", "Worked optimisation problems"),
     ("difimpact._problems", "Worked optimisation problems"),
-    ("difimpact._gait", "Gaits"),
     ("difimpact._io", "Importing and exporting models"),
     ("difimpact._draw", "Drawing"),
 )
