@@ -22,6 +22,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "compliant": [[]],
     "gradient": [["--part", "impulsive"], ["--part", "compliant"]],
     "gait": [[]],
+    "latency": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
@@ -29,6 +30,7 @@ TITLES = {
     "compliant": "2. Compliant throughput — Hunt–Crossley + exact Coulomb, end of compression",
     "gradient": "3. Gradient cost — jax.grad of the energy loss w.r.t. all 17 CrutchWalker parameters",
     "gait": "4. Periodic gaits — simplest walker stride map and fixed point, jit + vmap vs solve_ivp + fsolve",
+    "latency": "5. Latency — the first compliant result, and `difimpact reproduce` cold and with the compilation cache",
 }
 
 
@@ -139,14 +141,17 @@ def main():
             run = json.load(f)
         for path in args.add:
             with open(path) as f:
-                rows = json.load(f)[1:]
+                host, *rows = json.load(f)
             added = {r["item"]: r for r in rows}  # rows of the same item are replaced in place, new ones appended
             run["rows"] = [added.pop(r["item"], r) for r in run["rows"]] + list(added.values())
             items = [r["item"] for r in rows]
+            what = ("; ".join(items) if len(items) <= 3 else
+                    f"of `{os.path.basename(path)}` ({len(items)}: {items[0]} … {items[-1]})")
             stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
             run.setdefault("notes", []).append(
-                f"The rows {'; '.join(items)} come from a separate run of that script alone, finished "
-                f"{stamp:%Y-%m-%d %H:%M} UTC on the same machine.")
+                f"The rows {what} come from a separate run of that script alone, finished "
+                f"{stamp:%Y-%m-%d %H:%M} UTC on {host['cpu']}, {host['cores']} cores, load average "
+                f"{', '.join(f'{x:.1f}' for x in host['loadavg'])} when it started.")
         if args.add:
             with open(args.render, "w") as f:
                 json.dump(run, f, indent=1)

@@ -1,0 +1,78 @@
+"""Benchmark 4 — latency a user waits for: the first compliant result after import, and ``difimpact
+reproduce`` with an empty persistent compilation cache and again with the cache the first run left.
+
+    python benchmarks/latency.py [--quick] [--out rows.json]
+
+Each measurement is a fresh process (``sys.executable``), timed in wall seconds and in the CPU seconds of that
+process (``RUSAGE_CHILDREN``); the cache lives in a temporary ``XDG_CACHE_HOME``. ``--quick`` runs
+``reproduce --quick``.
+"""
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+from _common import machine, parse_args, write
+
+FIRST_RESULT = """
+import time
+start = time.perf_counter()
+import jax
+jax.config.update("jax_enable_x64", True)
+import difimpact as di
+walker = di.CrutchWalker()
+q, qdot = walker.pre_impact_state(0.2094395102393195, -0.2)
+sol = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(),))
+print(float(sol.P_n[0]), time.perf_counter() - start)
+"""
+
+
+def timed(cmd, env) -> tuple[float, float, str]:
+    """Wall and CPU seconds of the child process running ``cmd``, and its standard output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu, done.stdout
+
+
+def main():
+    args = parse_args(__doc__)
+    rows = []
+
+    def row(item, wall, cpu, goal, limit, note):
+        rows.append(dict(table="latency", item=item, value=wall, cpu_value=cpu, unit="s", goal=goal,
+                         ratio=wall / limit, met=bool(cpu <= limit), note=note))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR",
+                                                                 "DIFIMPACT_NO_COMPILE_CACHE")}
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
+        wall, cpu, out = timed([sys.executable, "-c", FIRST_RESULT], env)
+        p_n, inside = (float(x) for x in out.split())
+        row("first compliant result after import, Table-3 case, cold (fresh process, no cache)", wall, cpu, "≤ 6 s",
+            6.0, f"P_n = {p_n:.4f} N s; {inside:.1f} s from the first import to the result inside the process")
+        quick = ["--quick"] if args.quick else []
+        runs = {}
+        for name in ("cold", "warm"):
+            cmd = [sys.executable, "-m", "difimpact._cli", "reproduce", *quick, "--quiet", "--out",
+                   os.path.join(tmp, name)]
+            runs[name] = timed(cmd, env)
+        folder = os.path.join(tmp, "cache", "difimpact", "jax")
+        stored = [f for f in os.listdir(folder) if f.endswith("-cache")]
+        size = sum(os.path.getsize(os.path.join(folder, f)) for f in stored)
+        what = f"`difimpact reproduce{' --quick' if args.quick else ''}`"
+        row(f"{what}, cold (empty compilation cache)", *runs["cold"][:2], "≤ 90 s", 90.0,
+            f"stores {len(stored)} programs, {size / 2**20:.1f} MiB")
+        row(f"{what}, second run (the cache the first left)", *runs["warm"][:2], "≤ 45 s", 45.0,
+            f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run")
+    write(args, [dict(table="machine", **machine())] + rows)
+
+
+if __name__ == "__main__":
+    main()
