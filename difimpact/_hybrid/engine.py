@@ -195,10 +195,10 @@ def solve_hybrid(
     subs = [diffrax.SubSaveAt(t1=True)] + ([diffrax.SubSaveAt(steps=True, fn=_record)] if record else [])
     saveat = diffrax.SaveAt(subs=subs)
     term = diffrax.ODETerm(_vector_field)
-    blank = (lambda: _blank_records(system, t0, y0, mode0, max_steps)) if record else (lambda: None)
+    blank = _blank_records(system, t0, y0, mode0, max_steps) if record else None
 
     def skip(carry):
-        return carry, blank()
+        return carry, blank
 
     def run(carry):
         # A finished member (under vmap) re-solves a tiny interval from the initial state; its carry is kept.
