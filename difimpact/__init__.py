@@ -109,7 +109,7 @@ from ._objectives import (
     sliding_margin as sliding_margin,
 )
 from ._results import RESULTS as RESULTS
-from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult
+from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult, OptimiseResults as OptimiseResults
 from ._sweep import grid as grid, sweep as sweep
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
 

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ._custom_types import Array, Float, Scalar, ScalarLike
-from ._validation import positive
+from ._validation import finite_result, instance, positive
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,6 +223,7 @@ def scale_segments(table: AnthropometricTable, body_mass: ScalarLike = 75.0, hei
     its parts, ``I = Σ m_i (r_i L_i)² + m_i |c_i − c|²``, with mass ``m_B − 2 (m_thigh + m_shank + m_foot)``
     (see the module docstring for every lumping choice).
     """
+    instance("table", table, AnthropometricTable, "DUMAS_2007_MALE")
     body_mass = positive("body_mass", body_mass, shape=())
     height = positive("height", height, shape=())
     thigh, shank, foot = (_scale(s, body_mass, height) for s in (table.thigh, table.shank, table.foot))
@@ -240,5 +241,6 @@ def scale_segments(table: AnthropometricTable, body_mass: ScalarLike = 75.0, hei
     h, heel = table.ankle_height * height, table.heel * height
     mh = jnp.stack([jnp.sqrt(foot.length**2 - h**2), -h])
     zero = jnp.zeros_like(h)
-    return HumanSegments(hat, thigh, shank, foot, jnp.stack([zero, -table.pelvis * height]),
-                         jnp.stack([-heel, -h]), mh)
+    segments = HumanSegments(hat, thigh, shank, foot, jnp.stack([zero, -table.pelvis * height]),
+                             jnp.stack([-heel, -h]), mh)
+    return finite_result("scale_segments", segments, "`body_mass` or `height`")

@@ -56,8 +56,8 @@ def _solve_jvp(name, primals, tangents):
     return x, _substitute(*factors, db - da @ x)
 
 
-def _factor(a, name):
-    """``L`` (strict lower part, nested lists) and ``1/d`` of ``a = L D Lᵀ``, with the pivot check."""
+def _ldl(a):
+    """``L`` (strict lower part, nested lists), the pivots ``d`` and ``1/d`` of ``a = L D Lᵀ``, unchecked."""
     n = a.shape[0]
     l, d, inv_d = [[None] * n for _ in range(n)], [], []
     for j in range(n):
@@ -71,6 +71,20 @@ def _factor(a, name):
                 inv_d.append(1.0 / s)
             else:
                 l[i][j] = s * inv_d[j]
+    return l, d, inv_d
+
+
+def ldl_pivots(a: Float[Array, "n n"]) -> Float[Array, " n"]:
+    """The pivots ``d`` of the unrolled ``a = L D Lᵀ`` (lower triangle read, no pivoting): for a symmetric ``a``
+    with nonzero leading minors, as many are negative as ``a`` has negative eigenvalues (Sylvester's law of
+    inertia); a zero leading minor gives a zero pivot and non-finite later ones."""
+    return jnp.stack(_ldl(a)[1])
+
+
+def _factor(a, name):
+    """``L`` and ``1/d`` of ``a = L D Lᵀ`` (:func:`_ldl`), with the pivot check."""
+    n = a.shape[0]
+    l, d, inv_d = _ldl(a)
     # Every x_i depends on 1/d_n (back substitution starts there): the check rides on that one batch vector
     # rather than on x, which keeps x fusable (an error_if on x costs a third of the solve under vmap).
     diagonal = functools.reduce(jnp.maximum, [jnp.abs(a[i, i]) for i in range(n)])

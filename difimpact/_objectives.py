@@ -47,7 +47,8 @@ def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velo
                          **impact_options) -> Float[Array, " 2"]:
     """Velocity ``(v_x, v_y)`` of the named point after the impact, ``J_point(q) q̇⁺`` [m/s] — e.g. the
     stance-foot lift-off velocity ``v_Sn⁺`` of seed 003 (eq. 4) is the ``y`` entry for ``P_R``."""
-    return model.point_jacobian(q, point) @ impact(model, q, qdot_minus, **impact_options).qdot_plus
+    qdot_plus = impact(model, q, qdot_minus, **impact_options).qdot_plus  # validates the model first
+    return model.point_jacobian(q, point) @ qdot_plus
 
 
 def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:

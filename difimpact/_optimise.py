@@ -21,9 +21,15 @@ Problem: minimise ``f(x)`` over a pytree ``x`` with ``lower ≤ x ≤ upper`` an
 
 The whole run is one ``lax.scan`` (rounds) of ``lax.scan`` (steps), so it compiles once, runs under
 ``jax.jit`` and ``jax.vmap`` (several starts at once) and records the history.
+
+**Non-finite values.** The inputs are checked (finite start, bounds shaped like it, an optax optimiser, a scalar
+objective and 1-D constraints). If the objective, the constraints, their gradient or an optimiser step becomes
+NaN or infinite at some iterate, the run stops there: the parameters and multipliers stay at the last finite
+iterate, and `result` says what went non-finite. With ``throw=True`` (the default) that raises; with
+``throw=False`` it is returned, as for the impact maps.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import equinox as eqx
@@ -32,7 +38,21 @@ import jax.numpy as jnp
 import optax
 
 from ._custom_types import Array, Float, Scalar
-from ._validation import as_float, check
+from ._results import RESULTS
+from ._validation import as_float, check, count, flag, positive, real
+
+
+class OptimiseResults(RESULTS):  # pyright: ignore
+    """Outcomes of :func:`minimise`; on a failure `params` and `multipliers` are the last finite iterate."""
+
+    non_finite_objective = ("The objective `fn` returned NaN or inf at an iterate of `minimise` (`params` holds "
+                            "the last iterate before it).")
+    non_finite_constraints = ("The `constraints` returned NaN or inf at an iterate of `minimise` (`params` holds "
+                              "the last iterate before it).")
+    non_finite_gradient = ("The gradient of the objective or of the constraints is NaN or inf at an iterate of "
+                           "`minimise` (`params` holds the last iterate before it).")
+    non_finite_step = ("The `optimiser` step gave NaN or inf parameters in `minimise` (learning rate too "
+                       "large?); `params` holds the last finite iterate.")
 
 
 class OptimiseResult(eqx.Module):
@@ -42,7 +62,8 @@ class OptimiseResult(eqx.Module):
     - `value`: ``f`` at the optimum; `constraints`: ``g`` there (``≤ 0`` when feasible), shape ``(m,)``.
     - `multipliers`: the final ``λ ≥ 0`` of each constraint.
     - `history_value`, `history_constraints`: ``f`` and ``g`` at every step, shapes ``(rounds · steps,)`` and
-      ``(rounds · steps, m)`` (evaluated before each update).
+      ``(rounds · steps, m)`` (evaluated before each update; NaN where they were not finite).
+    - `result`: an :class:`OptimiseResults` item.
     """
 
     params: Any
@@ -51,6 +72,79 @@ class OptimiseResult(eqx.Module):
     multipliers: Float[Array, " m"]
     history_value: Float[Array, " k"]
     history_constraints: Float[Array, "k m"]
+    result: OptimiseResults
+
+
+def _finite(tree) -> jax.Array:
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
+
+
+def _failure(f, g, grads=0.0, new_p=0.0) -> OptimiseResults:
+    """The first of ``f``, ``g``, the gradient at an iterate, or the next iterate, that is not finite."""
+    return OptimiseResults.where(~jnp.isfinite(f), OptimiseResults.non_finite_objective, OptimiseResults.where(
+        ~_finite(g), OptimiseResults.non_finite_constraints, OptimiseResults.where(
+            ~_finite(grads), OptimiseResults.non_finite_gradient, OptimiseResults.where(
+                ~_finite(new_p), OptimiseResults.non_finite_step, OptimiseResults.successful))))
+
+
+def _keep_if(okay, old, new):
+    """``new`` where ``okay``, else ``old``, leaf by leaf."""
+    return jax.tree.map(lambda a, b: jnp.where(okay, b, a), old, new)
+
+
+def _params(params):
+    """The start: a pytree of finite float arrays."""
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(params)
+    if not leaves:
+        raise ValueError("`params` must be a pytree with at least one array leaf.")
+    return jax.tree.unflatten(treedef, [as_float(f"params{jax.tree_util.keystr(k)}", x) for k, x in leaves])
+
+
+def _bound(name: str, bound, params):
+    """One side of the box, broadcast to every leaf of `params` (a scalar, or a pytree prefix of `params`)."""
+
+    def leaf(b, x):
+        b = real(name, b)
+        if b.shape not in ((), x.shape):
+            raise ValueError(f"`{name}` has a leaf of shape {b.shape} for a parameter of shape {x.shape}.")
+        return jnp.broadcast_to(check(b, jnp.any(jnp.isnan(b)), f"`{name}` contains NaN."), x.shape).astype(x.dtype)
+
+    try:
+        return jax.tree.map(lambda b, sub: jax.tree.map(lambda x: leaf(b, x), sub), bound, params)
+    except (TypeError, ValueError) as err:
+        if str(err).startswith(f"`{name}`"):
+            raise
+        raise ValueError(f"`{name}` must be a scalar or a pytree like `params`: {err}") from None
+
+
+def _projection(bounds, params):
+    """Projection onto ``lower ≤ x ≤ upper`` (identity without bounds)."""
+    if bounds is None:
+        return lambda p: p
+    if isinstance(bounds, str) or not isinstance(bounds, Sequence) or len(bounds) != 2:
+        raise ValueError(f"`bounds` must be a pair (lower, upper), got {bounds!r}.")
+    lower, upper = _bound("bounds[0]", bounds[0], params), _bound("bounds[1]", bounds[1], params)
+    bad = jax.tree.map(lambda lo, hi: jnp.any(lo > hi), lower, upper)
+    lower = check(lower, jnp.any(jnp.stack(jax.tree.leaves(bad))), "`bounds`: lower exceeds upper.")
+    return lambda p: optax.projections.projection_box(p, lower, upper)
+
+
+def _check_functions(fn, constraints, optimiser, params):
+    """The objective, the constraint function (zero constraints when None) and the optimiser."""
+    for name, f in (("fn", fn), ("constraints", constraints)):
+        if f is not None and not callable(f):
+            raise TypeError(f"`{name}` must be a function of `params`, got {type(f).__name__}.")
+    if not isinstance(optimiser, optax.GradientTransformation):
+        hint = f": call it, e.g. `optax.{getattr(optimiser, '__name__', 'adam')}(1e-2)`" if callable(optimiser) else ""
+        raise TypeError(f"`optimiser` must be an optax.GradientTransformation, got {optimiser!r}{hint}.")
+    f = jax.eval_shape(fn, params)
+    if not (hasattr(f, "shape") and f.shape == () and jnp.issubdtype(f.dtype, jnp.floating)):
+        raise ValueError(f"`fn` must return a real scalar, got {f}.")
+    g_fn = (lambda p: jnp.zeros((0,), f.dtype)) if constraints is None else constraints
+    g = jax.eval_shape(g_fn, params)
+    if not (hasattr(g, "shape") and len(g.shape) == 1 and jnp.issubdtype(g.dtype, jnp.floating)):
+        raise ValueError(f"`constraints` must return a 1-D real array, got {g}.")
+    return g_fn, g.shape
 
 
 def minimise(
@@ -63,61 +157,65 @@ def minimise(
     constraints: Callable[[Any], Float[Array, " m"]] | None = None,
     penalty: float = 10.0,
     rounds: int = 1,
+    throw: bool = True,
 ) -> OptimiseResult:
     """Minimise ``fn(params)`` with optax, subject to ``bounds`` (projection) and ``constraints(params) ≤ 0``
     (augmented Lagrangian); see the module docstring.
 
     **Arguments:**
 
-    - `fn`: scalar objective of a pytree of float arrays; `params`: the start (projected onto the bounds).
-    - `optimiser`: an ``optax.GradientTransformation``, re-initialised at every round (a decaying learning-rate
-      schedule then anneals within each round).
-    - `steps`: optimiser steps per round; `rounds`: multiplier updates (``1`` without constraints).
-    - `bounds`: ``(lower, upper)``, pytrees like `params` (or scalars).
+    - `fn`: real scalar objective of a pytree of float arrays; `params`: the start, finite (projected onto the
+      bounds).
+    - `optimiser`: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``), re-initialised at every round
+      (a decaying learning-rate schedule then anneals within each round).
+    - `steps`: optimiser steps per round; `rounds`: multiplier updates (``1`` without constraints); both ``≥ 1``.
+    - `bounds`: ``(lower, upper)``, each a scalar or a pytree like `params` whose leaves are scalars or shaped
+      like the parameter (``±inf`` for no bound, never NaN), ``lower ≤ upper``.
     - `constraints`: ``g(params)``, a 1-D array, feasible where ``≤ 0``.
     - `penalty`: ``ρ > 0``.
+    - `throw`: raise when something became NaN or inf (see the module docstring); otherwise report it in
+      `result`.
 
     **Returns:** an :class:`OptimiseResult`.
     """
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"`steps` must be a positive integer, got {steps!r}.")
-    if not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"`rounds` must be a positive integer, got {rounds!r}.")
-    rho = as_float("penalty", penalty, shape=())
-    rho = check(rho, rho <= 0, "`penalty` must be positive.")
-    if bounds is None:
-        project = lambda p: p  # noqa: E731
-    else:
-        lower, upper = bounds
-        bad = jax.tree.map(lambda lo, hi: jnp.any(jnp.asarray(lo) > jnp.asarray(hi)), lower, upper)
-        lower = check(lower, jnp.any(jnp.stack(jax.tree.leaves(bad))), "`bounds`: lower exceeds upper.")
-        project = lambda p: optax.projections.projection_box(p, lower, upper)  # noqa: E731
-    g_fn = (lambda p: jnp.zeros((0,), jnp.result_type(float))) if constraints is None else constraints
-    params = project(jax.tree.map(jnp.asarray, params))
-    m = jnp.shape(g_fn(params))
-    if len(m) != 1:
-        raise ValueError(f"`constraints` must return a 1-D array, got shape {m}.")
+    steps, rounds = count("steps", steps), count("rounds", rounds)
+    rho = positive("penalty", penalty, shape=())
+    params = _params(params)
+    project = _projection(bounds, params)
+    g_fn, m = _check_functions(fn, constraints, optimiser, params)
+    params = project(params)
 
     def lagrangian(p, lam):
         f, g = fn(p), g_fn(p)
         return f + jnp.sum(jnp.maximum(0.0, lam + rho * g) ** 2 - lam**2) / (2 * rho), (f, g)
 
     grad = jax.value_and_grad(lagrangian, has_aux=True)
+    ok = OptimiseResults.successful
 
     def step(carry, _):
-        p, state, lam = carry
-        (_, record), grads = grad(p, lam)
-        updates, state = optimiser.update(grads, state, p)
-        return (project(optax.apply_updates(p, updates)), state, lam), record
+        p, state, lam, good, result = carry
+        (_, (f, g)), grads = grad(p, lam)
+        updates, new_state = optimiser.update(grads, state, p)
+        new_p = project(optax.apply_updates(p, updates))
+        result = OptimiseResults.where(result == ok, _failure(f, g, grads, new_p), result)
+        good = _keep_if((result == ok) | (result == OptimiseResults.non_finite_step), good, p)
+        return (_keep_if(result == ok, p, new_p), _keep_if(result == ok, state, new_state), lam, good, result), (f, g)
 
     def round_(carry, _):
-        p, lam = carry
-        (p, _, _), record = jax.lax.scan(step, (p, optimiser.init(p), lam), None, length=steps)
-        return (p, jnp.maximum(0.0, lam + rho * g_fn(p))), record
+        p, lam, good, result = carry
+        (p, _, _, good, result), record = jax.lax.scan(step, (p, optimiser.init(p), lam, good, result), None,
+                                                       length=steps)
+        g = g_fn(p)
+        result = OptimiseResults.where((result == ok) & ~_finite(g), OptimiseResults.non_finite_constraints, result)
+        return (p, _keep_if(result == ok, lam, jnp.maximum(0.0, lam + rho * g)), good, result), record
 
     lam0 = jnp.zeros(m, jnp.result_type(float))
-    (params, lam), (f_hist, g_hist) = jax.lax.scan(round_, (params, lam0), None, length=rounds)
-    return OptimiseResult(
+    (params, lam, good, result), (f_hist, g_hist) = jax.lax.scan(round_, (params, lam0, params, ok), None,
+                                                                 length=rounds)
+    result = OptimiseResults.where(result == ok, _failure(fn(params), g_fn(params)), result)
+    params = _keep_if(result == ok, good, params)
+    out = OptimiseResult(
         params=params, value=fn(params), constraints=g_fn(params), multipliers=lam,
-        history_value=f_hist.reshape(-1), history_constraints=g_hist.reshape(rounds * steps, -1),
+        history_value=f_hist.reshape(-1), history_constraints=g_hist.reshape(rounds * steps, -1), result=result,
     )
+    return result.error_if(out, result != ok) if flag("throw", throw) else out

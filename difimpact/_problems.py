@@ -28,6 +28,7 @@ from ._objectives import (
     sliding_margin,
 )
 from ._optimise import OptimiseResult, minimise
+from ._validation import as_float, count, instance, positive, tolerance
 
 
 class GridSearch(NamedTuple):
@@ -58,8 +59,10 @@ class Problem(eqx.Module):
               penalty: float = 100.0) -> OptimiseResult:
         """:func:`~difimpact.minimise` from `start` with Adam, the learning rate decaying tenfold per
         round, projection on the bounds and the augmented Lagrangian for the constraints."""
-        schedule = optax.exponential_decay(learning_rate, steps, 0.1)
-        return minimise(self.objective, jnp.asarray(start, float), optimiser=optax.adam(schedule), steps=steps,
+        start = as_float("start", start, shape=self.lower.shape)
+        schedule = optax.exponential_decay(positive("learning_rate", learning_rate, shape=()), count("steps", steps),
+                                           0.1)
+        return minimise(self.objective, start, optimiser=optax.adam(schedule), steps=steps,
                         rounds=rounds if self.constraints is not None else 1, bounds=(self.lower, self.upper),
                         constraints=self.constraints, penalty=penalty)
 
@@ -108,6 +111,7 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
     pre_impact_state`); the swing foot sticks, the stance foot is released. ``x = [R, q3]`` within
     ``[0.05, 0.95] m × [2°, 30°]`` (seed 001's ranges, less ``R = l``, where the swing foot does not collide).
     """
+    foot_length, progression = positive("foot_length", foot_length), positive("progression", progression)
 
     def parts(x):
         R, q3 = x[0], x[1]
@@ -141,6 +145,7 @@ def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Probl
     torso mass for lift-off. The left foot sticks, the right foot is released (``massless="keep"``: ``μ_T = 0``
     is a massless torso).
     """
+    lift_off, q4 = positive("lift_off", lift_off, shape=()), positive("q4", q4, shape=())
 
     def state(x):
         q5, mu_T = x[0], x[1]
@@ -174,7 +179,8 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     ``[0, 1]`` and the root is unique when ``ξ(0) ≤ ξ* ≤ ξ(1)``. ``x = [β]`` within ``[0, 1]``; do not start
     at ``β = 1`` exactly, where the gradient vanishes (the parabola's vertex). Returns ``(problem, r_free)``.
     """
-    model = SevenLinkHuman() if model is None else model
+    model = SevenLinkHuman() if model is None else instance("model", model, SevenLinkHuman)
+    target = tolerance("target", target, below=1.0)
     q, qdot = model.heel_strike_state(omega0)
     contact = dict(stick=("CAL_R",), unilateral=("MH_L",))
     r_free = impact(model, q, qdot, **contact).qdot_plus[5]
@@ -205,6 +211,8 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
     """
     from ._experiments.fixtures import seed000_tip_contact  # the paper's tip; experiments load matplotlib
 
+    margin = positive("margin", margin, shape=())
+    tolerance("rtol", rtol, below=1.0)  # kept a Python float: static in the compiled solve
     model = CrutchWalker()
     contact = seed000_tip_contact(mu=mu)
 

@@ -14,6 +14,8 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._validation import count, flag
+
 _AXIS = "batch"
 
 
@@ -132,10 +134,8 @@ def sweep(
     """
     if not callable(fn):
         raise ValueError(f"`fn` must be callable, got {type(fn).__name__}.")
-    if chunk_size is not None and (
-        isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size <= 0
-    ):
-        raise ValueError(f"`chunk_size` must be a positive integer or None, got {chunk_size!r}.")
+    chunk_size = None if chunk_size is None else count("chunk_size", chunk_size)
+    flag("progress", progress)
     leaves = _batch_leaves(params)
     treedef = jax.tree.structure(params)
     mesh = _mesh(devices)

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, ScalarLike, Velocity
-from ._validation import as_float, positive
+from ._validation import as_float, count, number, positive, stacked
 
 
 class Body(NamedTuple):
@@ -94,6 +94,34 @@ def _by_index(bodies, points):
     return bodies, points
 
 
+def _check_types(n, bodies, points) -> None:
+    """Types of a tree description: ``n``, sequences of :class:`Body` and :class:`Point`, string names."""
+    count("n", n, minimum=2)
+    for what, items, cls, least in (("bodies", bodies, Body, 1), ("points", points, Point, 0)):
+        if isinstance(items, (str, cls)) or not isinstance(items, Sequence) or len(items) < least:
+            raise TypeError(f"`{what}` must be a sequence of {cls.__name__}{' (one or more)' * least}, got {items!r}.")
+        for i, item in enumerate(items):
+            if not isinstance(item, cls) or not isinstance(item.name, str):
+                raise TypeError(f"`{what}[{i}]` must be a {cls.__name__}(...) with a string name, got {item!r}.")
+
+
+def _check_indices(n, bodies, points) -> None:
+    """Parents, coordinates and point bodies by index, unique point names, static ``sign`` and ``offset``."""
+    for i, b in enumerate(bodies):
+        if count(f"bodies[{i}].parent", b.parent, minimum=-1) >= i:
+            raise ValueError(f"body {b.name!r}: parent must precede it (got {b.parent}).")
+        if not (count(f"bodies[{i}].coord", b.coord, minimum=-1) == -1 or 2 <= b.coord < n):
+            raise ValueError(f"body {b.name!r}: coord {b.coord} outside 2..{n - 1}.")
+        number(f"bodies[{i}].sign", b.sign)
+        number(f"bodies[{i}].offset", b.offset)
+    names = [p.name for p in points]
+    if len(set(names)) != len(names):
+        raise ValueError(f"point names must be unique, got {names}.")
+    for j, p in enumerate(points):
+        if count(f"points[{j}].body", p.body, minimum=0) >= len(bodies):
+            raise ValueError(f"point {p.name!r}: body {p.body} outside 0..{len(bodies) - 1}.")
+
+
 def _rotate(trig, local):
     """``a e + p n`` for body coordinates ``local = (a, p)``, with ``e = (sin θ, cos θ)``, ``n = (cos θ, −sin θ)``
     and ``trig = (sin θ, cos θ)``."""
@@ -128,34 +156,22 @@ class PlanarTree(eqx.Module):
     @classmethod
     def build(cls, n: int, bodies: Sequence[Body], points: Sequence[Point], g: ScalarLike = 9.81,
               slope: ScalarLike = 0.0) -> "PlanarTree":
-        """Assemble a tree with ``n`` generalised coordinates (``q[0:2]`` the base position) from its
-        `bodies` (parents first) and named `points`; `g` [m/s²] acts along ``−y`` tilted by the ground slope
-        ``γ`` = `slope` (radians, ground down toward ``+x``; module docstring)."""
+        """Assemble a tree with ``n ≥ 2`` generalised coordinates (``q[0:2]`` the base position) from its
+        `bodies` (at least one, parents first) and named `points`; `g` [m/s²] acts along ``−y`` tilted by the
+        ground slope ``γ`` = `slope` (radians, ground down toward ``+x``; module docstring)."""
+        _check_types(n, bodies, points)
         bodies, points = _by_index(bodies, points)
-        for i, b in enumerate(bodies):
-            if not -1 <= b.parent < i:
-                raise ValueError(f"body {b.name!r}: parent must precede it (got {b.parent}).")
-            if not (b.coord == -1 or 2 <= b.coord < n):
-                raise ValueError(f"body {b.name!r}: coord {b.coord} outside 2..{n - 1}.")
+        _check_indices(n, bodies, points)
         names = [p.name for p in points]
-        if len(set(names)) != len(names):
-            raise ValueError(f"point names must be unique, got {names}.")
-        for p in points:
-            if not 0 <= p.body < len(bodies):
-                raise ValueError(f"point {p.name!r}: body {p.body} outside 0..{len(bodies) - 1}.")
-        stack = lambda xs: jnp.stack([jnp.asarray(x, dtype=float) for x in xs])  # noqa: E731
         return cls(
-            mass=positive("Body.mass", stack([b.mass for b in bodies]), allow_zero=True),
-            inertia=positive("Body.inertia", stack([b.inertia for b in bodies]), allow_zero=True),
-            com=as_float("Body.com", stack([jnp.stack([jnp.asarray(c, float) for c in b.com]) for b in bodies])),
-            attach=as_float("Body.attach",
-                            stack([jnp.stack([jnp.asarray(c, float) for c in b.attach]) for b in bodies])),
-            point_local=as_float("Point.local",
-                                 stack([jnp.stack([jnp.asarray(c, float) for c in p.local]) for p in points])
-                                 if points else jnp.zeros((0, 2))),
-            point_radius=positive("Point.radius", stack([p.radius for p in points]) if points else jnp.zeros(0),
+            mass=positive("Body.mass", stacked("Body.mass", [b.mass for b in bodies], ()), allow_zero=True),
+            inertia=positive("Body.inertia", stacked("Body.inertia", [b.inertia for b in bodies], ()), allow_zero=True),
+            com=as_float("Body.com", stacked("Body.com", [b.com for b in bodies], (2,))),
+            attach=as_float("Body.attach", stacked("Body.attach", [b.attach for b in bodies], (2,))),
+            point_local=as_float("Point.local", stacked("Point.local", [p.local for p in points], (2,))),
+            point_radius=positive("Point.radius", stacked("Point.radius", [p.radius for p in points], ()),
                                   allow_zero=True),
-            g=positive("g", jnp.asarray(g, dtype=float), allow_zero=True),
+            g=positive("g", g, allow_zero=True, shape=()),
             slope=as_float("slope", slope, shape=()),
             n=n,
             body_names=tuple(b.name for b in bodies),

@@ -44,8 +44,25 @@ def _nan_at(x, i=0):
     return jnp.asarray(x).at[i].set(NAN)
 
 
+M_ASYMMETRIC = M.at[0, 1].add(1.0)
+M_INDEFINITE = M.at[0, 0].set(-1.0)  # symmetric, one negative eigenvalue
+BIG = 1e200  # finite, but its square overflows
+TREE = dict(n=3, bodies=[di.Body("a", -1, 2, 1.0, 0.1, (0.5, 0.0))], points=[di.Point("p", 0, (1.0, 0.0))])
+
+
+def _tree(**changes):
+    return di.PlanarTree.build(**{**TREE, **changes})
+
+
+def _minimise(**options):
+    """``min Σ (p − 0.3)²`` from ``p = (1, 1)`` with 20 SGD steps, `options` overriding."""
+    options = {"fn": lambda p: jnp.sum((p - 0.3) ** 2), "params": jnp.ones(2), "optimiser": optax.sgd(0.1),
+               "steps": 20, **options}
+    return di.minimise(options.pop("fn"), options.pop("params"), **options)
+
+
 def _minimise_zero_steps():
-    return di.minimise(lambda p: jnp.sum(p**2), jnp.ones(2), optimiser=optax.sgd(0.1), steps=0)
+    return _minimise(steps=0)
 
 
 def _compliant(q, qdot_minus):
@@ -161,8 +178,7 @@ CASES = [
     # -- frictional impact
     ("frictional_impact-mu-negative", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Q", -0.1)), EAGER,
      "`mu` must be non-negative"),
-    ("frictional_impact-mu-nan", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Q", NAN)), EAGER,
-     "`mu` contains NaN"),
+    ("frictional_impact-mu-nan", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Q", NAN)), EAGER, "`mu` contains NaN"),
     ("frictional_impact-no-coulomb", lambda: di.frictional_impact(CW, Q, QDOT, di.Contact("Q")), EAGER,
      "`contact` must be a `Contact` with a `Coulomb` friction law"),
     ("frictional_impact-above-ground", lambda: di.frictional_impact(CW, Q_AIR, QDOT, TIP_RIGID), TRACED,
@@ -174,7 +190,7 @@ CASES = [
     ("frictional_impact-unknown-point", lambda: di.frictional_impact(CW, Q, QDOT, _coulomb("Z", 0.75)), EAGER,
      "unknown point 'Z'"),
     ("frictional_impact_map-M-not-square", lambda: di.frictional_impact_map(M[:5], A[0], A[1], QDOT, 0.5), EAGER,
-     "`mass_matrix` must be square"),
+     "`mass_matrix` must be a square matrix"),
     ("frictional_impact_map-a_t-zero", lambda: di.frictional_impact_map(M, A[0], 0 * A[1], QDOT, 0.5), EAGER,
      "`a_t` gives A_t M⁻¹ A_tᵀ <= 0"),
     ("frictional_impact_map-a_n-nan", lambda: di.frictional_impact_map(M, _nan_at(A[0]), A[1], QDOT, 0.5), EAGER,
@@ -237,7 +253,123 @@ CASES = [
      "`mu` must be non-negative"),
     ("loss_per_distance-no-step-length", lambda: di.loss_per_distance(CW, Q, di.constrained_impact(M, A, QDOT)),
      EAGER, "CrutchWalker defines no `step_length`"),
-    ("minimise-steps", _minimise_zero_steps, EAGER, "`steps` must be a positive integer"),
+    ("minimise-steps", _minimise_zero_steps, EAGER, "`steps` must be at least 1"),
+    # -- a class instead of an instance, wherever a model (or a tree, a table) is taken
+    ("impact-model-class", lambda: di.impact(di.CrutchWalker, Q, QDOT, stick=("Q",)), EAGER,
+     "`model` must be an instance of AbstractPlanarModel, got the class CrutchWalker itself"),
+    ("frictional_impact-model-class", lambda: di.frictional_impact(di.CrutchWalker, Q, QDOT, TIP_RIGID), EAGER,
+     "got the class CrutchWalker itself"),
+    ("compliant_impact-model-class", lambda: di.compliant_impact(di.CrutchWalker, Q, QDOT, (TIP,)), EAGER,
+     "got the class CrutchWalker itself"),
+    ("post_impact_velocity-model-class", lambda: di.post_impact_velocity(di.CrutchWalker, Q, QDOT, "Q",
+                                                                         stick=("Q",)), EAGER, "`model` must be"),
+    ("loss_per_distance-model-class", lambda: di.loss_per_distance(di.CompassGait, jnp.zeros(4), None), EAGER,
+     "got the class CompassGait itself"),
+    ("TreeModel-tree-class", lambda: di.TreeModel(di.PlanarTree), EAGER, "`planar_tree` must be an instance"),
+    ("scale_segments-table-str", lambda: di.scale_segments("dumas"), EAGER, "`table` must be an instance"),
+    ("Contact-normal_law-str", lambda: di.Contact("Q", "hunt"), EAGER, "`normal_law` must be an instance"),
+    ("Contact-point-int", lambda: di.Contact(3, TIP.normal_law), EAGER, "`point` must be a point name"),
+    # -- malformed tree descriptions
+    ("PlanarTree.build-body-tuple", lambda: _tree(bodies=[("a", -1, 2, 1.0)]), EAGER, r"`bodies\[0\]` must be a Body"),
+    ("PlanarTree.build-no-bodies", lambda: _tree(bodies=[]), EAGER, r"`bodies` must be a sequence of Body \(one or more\)"),
+    ("PlanarTree.build-points-str", lambda: _tree(points="p"), EAGER, "`points` must be a sequence of Point, got 'p'"),
+    ("PlanarTree.build-n-float", lambda: _tree(n=3.0), EAGER, "`n` must be an integer"),
+    ("PlanarTree.build-n-1", lambda: _tree(n=1, bodies=[di.Body("a", -1, -1, 1.0)]), EAGER, "`n` must be at least 2"),
+    ("PlanarTree.build-name-int", lambda: _tree(bodies=[di.Body(7, -1, 2, 1.0)]), EAGER,
+     r"`bodies\[0\]` must be a Body\(...\) with a string name, got Body\(name=7"),
+    ("PlanarTree.build-com-shape", lambda: _tree(bodies=[di.Body("a", -1, 2, 1.0, 0.0, (0.5,))]), EAGER,
+     r"`Body.com` must have shape \(2,\)"),
+    ("PlanarTree.build-mass-str", lambda: _tree(bodies=[di.Body("a", -1, 2, "1")]), EAGER,
+     "`Body.mass` must be a number"),
+    ("PlanarTree.build-sign-str", lambda: _tree(bodies=[di.Body("a", -1, 2, 1.0, sign="x")]), EAGER,
+     r"`bodies\[0\].sign` must be a finite Python number, got 'x'"),
+    # -- names: one string is one point; no constraint at all; wrongly typed options
+    ("impact-no-constraint", lambda: di.impact(CW, Q, QDOT), EAGER, "needs at least one post-impact constraint"),
+    ("impact-restitution-number", lambda: di.impact(CW, Q, QDOT, stick="Q", restitution=0.5), EAGER,
+     "`restitution` must be a mapping"),
+    ("impact-throw-str", lambda: di.impact(CW, Q, QDOT, stick="Q", throw="no"), EAGER, "`throw` must be True or"),
+    ("frictional_impact-contact-str", lambda: di.frictional_impact(CW, Q, QDOT, "Q"), EAGER,
+     "`contact` must be a `Contact` with a `Coulomb` friction law"),
+    ("impulse_space_path-num-float", lambda: di.impulse_space_path(di.frictional_impact(CW, Q, QDOT, TIP_RIGID), num=10.5),
+     EAGER, "`num` must be an integer"),
+    ("solve_coordinate-coord", lambda: CW.solve_coordinate(Q, "Q", 9, Q[5]), EAGER,
+     r"`coord` must be a coordinate index in 0..5"),
+    ("sweep-progress-str", lambda: di.sweep(jnp.sin, jnp.ones(2), progress="no"), EAGER,
+     "`progress` must be True or False"),
+    ("HuntCrossley-stiffness-vector", lambda: di.HuntCrossley(jnp.ones(3)), EAGER, r"`stiffness` must have shape \(\)"),
+    # -- tolerances and limits
+    ("impact-ground_tol-negative", lambda: di.impact(CW, Q, QDOT, stick="Q", ground_tol=-1.0), EAGER,
+     "`ground_tol` must be non-negative"),
+    ("frictional_impact-ground_tol-inf", lambda: di.frictional_impact(CW, Q_AIR, QDOT, TIP_RIGID, ground_tol=INF), EAGER,
+     "`ground_tol` contains NaN or infinite"),
+    ("frictional_impact_map-rest_tol-large", lambda: di.frictional_impact_map(M, A[0], A[1], QDOT, 0.3, rest_tol=10.0),
+     EAGER, "`rest_tol` must be below 0.001"),
+    ("frictional_impact-rest_tol-nan", lambda: di.frictional_impact(CW, Q, QDOT, TIP_RIGID, rest_tol=NAN), EAGER,
+     "`rest_tol` contains NaN"),
+    ("solve_coordinate-rtol-negative", lambda: CW.solve_coordinate(Q, "Q", 5, Q[5], rtol=-1.0), EAGER,
+     "`rtol` must be positive"),
+    *[(f"compliant_impact-{name}", (lambda options: lambda: di.compliant_impact(CW, Q, QDOT, (TIP,), **options))(
+        options), EAGER, match) for name, options, match in [
+        ("max_steps-zero", dict(max_steps=0), "`max_steps` must be at least 1"),
+        ("max_phases-zero", dict(max_phases=0), "`max_phases` must be at least 1"),
+        ("max_steps-float", dict(max_steps=100.0), "`max_steps` must be an integer"),
+        ("rtol-negative", dict(rtol=-1e-8), "`rtol` must be positive"),
+        ("rtol-one", dict(rtol=1.0), "`rtol` must be below 1"),
+        ("atol-zero", dict(atol=0.0), "`atol` must be positive"),
+        ("t_max-zero", dict(t_max=0.0), "`t_max` must be positive"),
+        ("solver-str", dict(solver="Tsit5"), "`solver` must be an instance of AbstractSolver"),
+    ]],
+    ("compliant_impact-contact-twice", lambda: di.compliant_impact(CW, Q, QDOT, (TIP, TIP)), EAGER,
+     r"a point may appear once in `contacts`, got \['Q', 'Q'\]"),
+    # -- maps that take M: symmetric, positive (semi-)definite; also under vmap
+    ("constrained_impact-M-asymmetric", lambda: di.constrained_impact(M_ASYMMETRIC, A, QDOT), TRACED,
+     "`M` must be symmetric"),
+    ("constrained_impact-M-indefinite", lambda: di.constrained_impact(M_INDEFINITE, A, QDOT), TRACED,
+     "`M` must be positive semi-definite"),
+    ("frictional_impact_map-M-asymmetric", lambda: di.frictional_impact_map(M_ASYMMETRIC, A[0], A[1], QDOT, 0.5),
+     EAGER, "`mass_matrix` must be symmetric"),
+    ("frictional_impact_map-M-indefinite", lambda: di.frictional_impact_map(M_INDEFINITE, A[0], A[1], QDOT, 0.5),
+     EAGER, "`mass_matrix` must be positive definite"),
+    # -- finite input that overflows: an error, never inf/NaN results
+    ("impact-overflow", lambda: di.impact(CW, Q, QDOT * BIG, stick="Q"), TRACED, "non-finite velocities, impulses"),
+    ("constrained_impact-overflow", lambda: di.constrained_impact(M, A, QDOT * BIG), TRACED, "overflow"),
+    ("frictional_impact-overflow", lambda: di.frictional_impact(CW, Q, QDOT * BIG, TIP_RIGID), TRACED,
+     "non-finite velocities, impulses or works"),
+    ("kinetic_energy-overflow", lambda: CG.kinetic_energy(jnp.zeros(4), jnp.full(4, BIG)), EAGER,
+     "CompassGait.kinetic_energy is not finite although the inputs are finite"),
+    ("bias-overflow", lambda: CW.bias(Q, QDOT * BIG), EAGER, "CrutchWalker.bias is not finite"),
+    ("SevenLinkHuman-body_mass-overflow", lambda: di.SevenLinkHuman(body_mass=1e300), EAGER,
+     "scale_segments is not finite although the inputs are finite: `body_mass` or `height`"),
+    # -- minimise: what it is given, and what becomes non-finite while it runs
+    ("minimise-params-nan", lambda: _minimise(params=jnp.array([NAN, 1.0])), EAGER, r"`params` contains NaN"),
+    ("minimise-params-str", lambda: _minimise(params="x"), EAGER, "`params` must be a number"),
+    ("minimise-bounds-shape", lambda: _minimise(bounds=(jnp.zeros(3), jnp.ones(3))), EAGER,
+     r"`bounds\[0\]` has a leaf of shape \(3,\) for a parameter of shape \(2,\)"),
+    ("minimise-bounds-one", lambda: _minimise(bounds=(jnp.zeros(2),)), EAGER, r"`bounds` must be a pair"),
+    ("minimise-bounds-nan", lambda: _minimise(bounds=(jnp.array([NAN, 0.0]), 1.0)), EAGER, r"`bounds\[0\]` contains NaN"),
+    ("minimise-optimiser-str", lambda: _minimise(optimiser="adam"), EAGER,
+     "`optimiser` must be an optax.GradientTransformation"),
+    ("minimise-optimiser-factory", lambda: _minimise(optimiser=optax.adam), EAGER, r"call it, e.g. `optax.adam"),
+    ("minimise-fn-vector", lambda: _minimise(fn=lambda p: p**2), EAGER, "`fn` must return a real scalar"),
+    ("minimise-fn-not-callable", lambda: _minimise(fn=3.0), EAGER, "`fn` must be a function"),
+    ("minimise-steps-bool", lambda: _minimise(steps=True), EAGER, "`steps` must be an integer"),
+    ("minimise-objective-nan", lambda: _minimise(fn=lambda p: jnp.sum(jnp.log(p)), optimiser=optax.sgd(2.0)), TRACED,
+     "The objective `fn` returned NaN or inf"),
+    ("minimise-constraints-nan", lambda: _minimise(constraints=lambda p: jnp.sqrt(p[:1] - 0.5), rounds=2), TRACED,
+     "The `constraints` returned NaN or inf"),
+    ("minimise-step-overflow", lambda: _minimise(fn=lambda p: jnp.sum(p**4), optimiser=optax.sgd(1e308)), TRACED,
+     "The `optimiser` step gave NaN or inf"),
+    # -- the worked examples
+    ("Problem.solve-start-shape", lambda: di.biped_torso().solve(jnp.zeros(3)), EAGER, r"`start` must have shape \(2,\)"),
+    ("compass_foot_radius-foot_length", lambda: di.compass_foot_radius(foot_length=-0.25), EAGER,
+     "`foot_length` must be positive"),
+    ("crutch_peak_force-rtol", lambda: di.crutch_peak_force(rtol=-1.0), EAGER, "`rtol` must be positive"),
+    ("biped_torso-lift_off-nan", lambda: di.biped_torso(lift_off=NAN), EAGER, "`lift_off` contains NaN"),
+    ("ankle_blocking-target", lambda: di.ankle_blocking(target=1.5), EAGER, "`target` must be below 1"),
+    ("impulse_space_path-not-an-impact", lambda: di.impulse_space_path(None), EAGER,
+     "`impact` must be an instance of FrictionalImpact"),
+    ("sweep-chunk_size-float", lambda: di.sweep(jnp.sin, jnp.ones(2), chunk_size=2.5), EAGER,
+     "`chunk_size` must be an integer"),
 ]
 
 
@@ -303,3 +435,52 @@ def test_cli_unknown_experiment(capsys):
         main(["reproduce", "no-such-experiment"])
     assert exit_info.value.code == 2
     assert "no-such-experiment" in capsys.readouterr().err
+
+
+def test_single_name_is_one_point():
+    """``stick="Q"`` is the point ``Q``, as ``stick=("Q",)`` (not the letters of the name)."""
+    one, many = di.impact(CW, Q, QDOT, stick="Q"), di.impact(CW, Q, QDOT, stick=("Q",))
+    np.testing.assert_array_equal(one.qdot_plus, many.qdot_plus)
+    np.testing.assert_array_equal(one.impulses, many.impulses)
+
+
+def test_bad_member_of_a_batch_of_mass_matrices():
+    """The symmetry check of ``M`` runs under ``vmap`` (no LAPACK call): one bad member raises, a good batch runs."""
+    fn = jax.vmap(lambda MM: di.constrained_impact(MM, A, QDOT).qdot_plus)
+    assert np.all(np.isfinite(fn(jnp.stack([M, 2 * M]))))
+    with pytest.raises(TRACED, match="`M` must be symmetric"):
+        jax.block_until_ready(fn(jnp.stack([M, M_ASYMMETRIC])))
+
+
+def test_psd_check_against_eigenvalues(rng):
+    """``psd_matrix`` accepts every positive semi-definite matrix, singular ones included (a massless segment),
+    and rejects a smallest eigenvalue below −√ε · max M_ii, as NumPy's ``eigvalsh`` says (sizes 1..9)."""
+    from difimpact._validation import psd_matrix
+
+    for n in range(1, 10):
+        V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        w = rng.uniform(0.1, 10.0, n)
+        for smallest, ok in ((0.0, True), (1e-3, True), (-1e-3, False), (-1.0, False)):
+            w[0] = smallest
+            a = (V * w) @ V.T
+            a = 0.5 * (a + a.T)
+            assert (np.linalg.eigvalsh(a)[0] >= -1e-12) == ok
+            if ok:
+                psd_matrix("M", a)
+                if smallest > 0:
+                    psd_matrix("M", a, definite=True)
+            else:
+                with pytest.raises(ValueError, match="`M` must be positive semi-definite"):
+                    psd_matrix("M", a)
+    psd_matrix("M", np.zeros((3, 3)))  # the zero matrix is semi-definite
+    with pytest.raises(ValueError, match="positive definite"):
+        psd_matrix("M", np.diag([1.0, 0.0]), definite=True)
+
+
+def test_minimise_stops_at_the_last_finite_iterate():
+    """SGD with step 2 on ``Σ log p`` from ``p = 1`` jumps to ``p = −1`` where ``log`` is NaN: with ``throw=False``
+    the result says so and keeps ``p = 1`` (value ``log 1 = 0``), never NaN parameters."""
+    res = _minimise(fn=lambda p: jnp.sum(jnp.log(p)), optimiser=optax.sgd(2.0), throw=False)
+    assert res.result == di.OptimiseResults.non_finite_objective
+    np.testing.assert_array_equal(res.params, [1.0, 1.0])
+    assert res.value == 0.0 and np.isnan(res.history_value[1])

@@ -93,7 +93,7 @@ def test_frictional_map_reports_singular_mass_matrix():
     q, qdot = walker.pre_impact_state(0.2, -0.2)
     A = walker.contact_jacobian(q, "Q")
     M = walker.mass_matrix(q).at[5, :].set(0.0).at[:, 5].set(0.0)
-    with pytest.raises(ValueError, match="`mass_matrix` has a zero LDLᵀ pivot"):
+    with pytest.raises(ValueError, match="`mass_matrix` must be positive definite"):
         di.frictional_impact_map(M, A[0], A[1], qdot, 0.75)
-    with pytest.raises(eqx.EquinoxRuntimeError, match="`mass_matrix` has a zero LDLᵀ pivot"):
+    with pytest.raises(eqx.EquinoxRuntimeError, match="`mass_matrix` must be positive definite"):
         eqx.filter_jit(di.frictional_impact_map)(M, A[0], A[1], qdot, 0.75)

@@ -130,7 +130,7 @@ def test_progress_bar(capsys):
 )
 def test_bad_input(kwargs, name):
     args = dict(fn=jnp.sin, params=np.zeros(3)) | kwargs
-    with pytest.raises(ValueError, match=f"`{name}`"):
+    with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
         di.sweep(args.pop("fn"), args.pop("params"), **args)
 
 

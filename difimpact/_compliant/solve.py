@@ -11,7 +11,7 @@ from .._contact import AbstractSmoothFrictionLaw, Contact
 from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
 from .._hybrid import HybridResults, HybridSolution, solve_hybrid
 from .._models import AbstractPlanarModel
-from .._validation import as_float, check, positive
+from .._validation import as_float, check, count, flag, instance, positive, tolerance
 from .peak import peak_force
 from .dynamics import evaluate
 from .regimes import initial_modes, TOUCH
@@ -67,19 +67,35 @@ class CompliantSolution(eqx.Module):
 
 
 def _check_contacts(model: AbstractPlanarModel, contacts, end: str) -> tuple[Contact, ...]:
+    """The model, the contacts (one :class:`Contact` alone is a tuple of one; each point once) and `end`."""
+    instance("model", model, AbstractPlanarModel)
     if end not in ("compression", "separation"):
         raise ValueError(f"`end` must be 'compression' or 'separation', got {end!r}.")
-    contacts = tuple(contacts)
-    if not contacts or not all(isinstance(c, Contact) for c in contacts):
+    contacts = (contacts,) if isinstance(contacts, Contact) else contacts
+    if not isinstance(contacts, (tuple, list)) or not contacts or not all(isinstance(c, Contact) for c in contacts):
         raise ValueError("`contacts` must be a non-empty tuple of `Contact`.")
+    contacts = tuple(contacts)
     rigid = [c.point for c in contacts if c.normal_law is None]
     if rigid:
         raise ValueError(f"`contacts` at {rigid} have no normal law: a compliant contact needs one.")
+    points = [c.point for c in contacts]
+    if len(set(points)) != len(points):
+        raise ValueError(f"a point may appear once in `contacts`, got {points}.")
     missing = [c.point for c in contacts if c.point not in model.point_names]
     if missing:
         raise ValueError(f"`contacts` name points {missing} that the model does not have "
                          f"(it has {model.point_names}).")
     return contacts
+
+
+def _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history, throw):
+    """The solver options: instances, positive tolerances (``rtol < 1``) and limits, flags."""
+    instance("solver", solver, diffrax.AbstractSolver, "diffrax.Tsit5()")
+    instance("adjoint", adjoint, diffrax.AbstractAdjoint, "diffrax.RecursiveCheckpointAdjoint()")
+    flag("history", history)
+    flag("throw", throw)
+    return (tolerance("rtol", rtol, below=1.0), tolerance("atol", atol), count("max_steps", max_steps),
+            count("max_phases", max_phases))
 
 
 def _initial_state(system: CompliantContactSystem, qdot0: Velocity):
@@ -151,13 +167,14 @@ def compliant_impact(
     - `model`: an :class:`~difimpact.AbstractPlanarModel`.
     - `q`, `qdot_minus`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact
       must not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
-    - `contacts`: tuple of :class:`~difimpact.Contact`, each with a normal law.
+    - `contacts`: tuple of :class:`~difimpact.Contact`, each with a normal law (one :class:`~difimpact.Contact`
+      alone is a tuple of one), each point at most once.
     - `end`: ``"compression"`` or ``"separation"``.
     - `solver`: a diffrax solver; default ``Tsit5``, or ``Kvaerno5`` with a smooth friction law
       (:class:`~difimpact.AbstractSmoothFrictionLaw`, stiff: ``∂F_t/∂v_t = μF_n/v_ε``).
     - `rtol`, `atol`: step-size control tolerances of ``PIDController(pcoeff=0.3, icoeff=0.4)`` (state in mm,
-      ms, m/s, N s, J).
-    - `t_max` [s]: the phase must end before this time. `max_steps`: steps per phase.
+      ms, m/s, N s, J), ``0 < rtol < 1``, ``atol > 0``.
+    - `t_max` [s] ``> 0``: the phase must end before this time. `max_steps` ``≥ 1``: steps per phase.
       `max_phases`: number of phases (contact/stick/slip switches + 1); each costs reverse-mode memory and time
       whether used or not; raise it for several contacts (two feet need 4–5).
     - `adjoint`: diffrax adjoint (``diffrax.ForwardMode()`` for ``jax.jacfwd``). `history`: also return the
@@ -167,13 +184,16 @@ def compliant_impact(
     **Returns:** a :class:`CompliantSolution`.
     """
     contacts = _check_contacts(model, contacts, end)
+    solver = _default_solver(contacts) if solver is None else solver
+    rtol, atol, max_steps, max_phases = _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history,
+                                                       throw)
     q = as_float("q", q, shape=(model.n,))
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
     system = CompliantContactSystem(model, contacts, q, end)
     y0, modes0 = _initial_state(system, qdot_minus)
     sol = solve_hybrid(
         system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS,
-        solver=_default_solver(contacts) if solver is None else solver,
+        solver=solver,
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
         max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True,
     )

@@ -2,6 +2,7 @@
 
 import equinox as eqx
 
+from .._validation import instance
 from .base import AbstractFrictionLaw, AbstractNormalLaw
 
 
@@ -19,3 +20,11 @@ class Contact(eqx.Module):
     point: str = eqx.field(static=True)
     normal_law: AbstractNormalLaw | None = None
     friction_law: AbstractFrictionLaw | None = None
+
+    def __check_init__(self):
+        if not isinstance(self.point, str):
+            raise TypeError(f"`point` must be a point name (a string), got {self.point!r}.")
+        if self.normal_law is not None:
+            instance("normal_law", self.normal_law, AbstractNormalLaw, "HuntCrossley(1e6)")
+        if self.friction_law is not None:
+            instance("friction_law", self.friction_law, AbstractFrictionLaw, "Coulomb(0.5)")

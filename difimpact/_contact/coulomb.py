@@ -20,7 +20,7 @@ class Coulomb(AbstractExactStickLaw):
     mu: Scalar
 
     def __init__(self, mu: ScalarLike):
-        self.mu = positive("mu", mu, allow_zero=True)
+        self.mu = positive("mu", mu, allow_zero=True, shape=())
 
     def force(self, normal_force, slip_velocity, displacement, delta):
         return -self.mu * jnp.sign(slip_velocity) * normal_force

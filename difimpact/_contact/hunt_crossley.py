@@ -20,8 +20,8 @@ class HuntCrossley(AbstractNormalLaw):
     damping: Scalar
 
     def __init__(self, stiffness: ScalarLike, damping: ScalarLike = 0.0):
-        self.stiffness = positive("stiffness", stiffness)
-        self.damping = positive("damping", damping, allow_zero=True)
+        self.stiffness = positive("stiffness", stiffness, shape=())
+        self.damping = positive("damping", damping, allow_zero=True, shape=())
 
     @classmethod
     def from_materials(cls, radius: ScalarLike, E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike,

@@ -20,8 +20,8 @@ class KelvinVoigt(AbstractNormalLaw):
     damping: Scalar
 
     def __init__(self, stiffness: ScalarLike, damping: ScalarLike = 0.0):
-        self.stiffness = positive("stiffness", stiffness)
-        self.damping = positive("damping", damping, allow_zero=True)
+        self.stiffness = positive("stiffness", stiffness, shape=())
+        self.damping = positive("damping", damping, allow_zero=True, shape=())
 
     def unclipped(self, delta, delta_dot):
         return jnp.where(delta > 0, self.stiffness * delta + self.damping * delta_dot, 0.0)

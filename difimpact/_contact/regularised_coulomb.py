@@ -21,8 +21,8 @@ class RegularisedCoulomb(AbstractSmoothFrictionLaw):
     velocity_scale: Scalar
 
     def __init__(self, mu: ScalarLike, velocity_scale: ScalarLike = 1e-3):
-        self.mu = positive("mu", mu, allow_zero=True)
-        self.velocity_scale = positive("velocity_scale", velocity_scale)
+        self.mu = positive("mu", mu, allow_zero=True, shape=())
+        self.velocity_scale = positive("velocity_scale", velocity_scale, shape=())
 
     def force(self, normal_force, slip_velocity, displacement, delta):
         return -self.mu * normal_force * jnp.tanh(slip_velocity / self.velocity_scale)

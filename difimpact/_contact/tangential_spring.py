@@ -36,8 +36,8 @@ class TangentialSpring(AbstractElasticStickLaw):
     mu: Scalar
 
     def __init__(self, stiffness: ScalarLike, mu: ScalarLike):
-        self.stiffness = positive("stiffness", stiffness)
-        self.mu = positive("mu", mu, allow_zero=True)
+        self.stiffness = positive("stiffness", stiffness, shape=())
+        self.mu = positive("mu", mu, allow_zero=True, shape=())
 
     @classmethod
     def from_materials(cls, radius: ScalarLike, E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike,

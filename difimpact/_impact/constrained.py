@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
 from .._results import RESULTS
-from .._validation import as_float
+from .._validation import as_float, flag, psd_matrix
 
 # Relative tolerance below which a singular value counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
 _RANK_RTOL = 1e-10
@@ -42,6 +42,10 @@ class ImpactResults(RESULTS):  # pyright: ignore
     several_consistent_sets = (
         "Several active sets of the unilateral contacts are consistent and give different post-impact "
         "velocities: the impact outcome is not unique."
+    )
+    non_finite = (
+        "The impact gave non-finite velocities, impulses or energies from finite input: the velocities or "
+        "masses are too large for the floating-point range (overflow)."
     )
 
 
@@ -155,7 +159,12 @@ def _keep(massless: str) -> bool:
 
 
 def _raise(sol: ImpactSolution, throw: bool) -> ImpactSolution:
-    return sol.result.error_if(sol, sol.result != ImpactResults.successful) if throw else sol
+    """Flag a non-finite solution of a successful solve (an overflow), then raise on any failure with `throw`."""
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(sol) if x.dtype != bool]))
+    result = ImpactResults.where(finite | (sol.result != ImpactResults.successful), sol.result,
+                                 ImpactResults.non_finite)
+    sol = eqx.tree_at(lambda s: s.result, sol, result)
+    return sol.result.error_if(sol, sol.result != ImpactResults.successful) if flag("throw", throw) else sol
 
 
 @eqx.filter_jit
@@ -180,7 +189,7 @@ def constrained_impact(
 
     **Arguments:**
 
-    - `M`: mass matrix ``(n, n)``, symmetric positive semi-definite (may be singular).
+    - `M`: mass matrix ``(n, n)``, symmetric positive semi-definite (may be singular); checked (to ``√ε``).
     - `A`: constraint rows ``(m, n)``, full row rank.
     - `qdot_minus`: pre-impact velocities ``(n,)``.
     - `b_plus`: prescribed post-impact values ``(m,)`` (rheonomic constraints, partial blocking); zero by
@@ -193,9 +202,7 @@ def constrained_impact(
     **Returns:** an :class:`ImpactSolution`.
     """
     keep = _keep(massless)
-    M = as_float("M", M)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"`M` must be a square matrix, got shape {M.shape}.")
+    M = psd_matrix("M", M)
     n = M.shape[0]
     A = as_float("A", A)
     if A.ndim != 2 or A.shape[1] != n:

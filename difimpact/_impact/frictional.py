@@ -35,7 +35,7 @@ from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, Scala
 from .._linalg import solve_spd
 from .._models.base import AbstractPlanarModel
 from .._results import RESULTS
-from .._validation import as_float, check
+from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
 
 FRICTIONAL_REGIMES: tuple[str, ...] = ("stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest")
 """Names of the regime codes of :class:`FrictionalImpactSolution` (seed 000, Table 2), indexed by code."""
@@ -51,6 +51,10 @@ class FrictionalImpactResults(RESULTS):  # pyright: ignore
         "friction cannot stop the normal approach: the normal velocity of the contact point does not "
         "grow with the normal impulse in the final phase (A M⁻¹ Aᵀ is not positive definite; check M and "
         "the contact rows)."
+    )
+    non_finite = (
+        "the impact gave non-finite velocities, impulses or works from finite input: the velocities or masses "
+        "are too large for the floating-point range (overflow)."
     )
 
 
@@ -130,15 +134,12 @@ def _regime(rest, can_stick, two_phase) -> Int[Array, ""]:
                      jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE))
 
 
-def _checked_inputs(mass_matrix, a_n, a_t, qdot_minus, mu):
-    """``M``, ``[a_n; a_t]``, ``q̇⁻`` and ``μ ≥ 0`` as float arrays of the mass matrix's size."""
-    M = as_float("mass_matrix", mass_matrix)
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"`mass_matrix` must be square (n, n), got shape {M.shape}.")
+def _checked_inputs(M, a_n, a_t, qdot_minus, mu):
+    """``[a_n; a_t]``, ``q̇⁻`` and ``μ ≥ 0`` as float arrays of the mass matrix's size."""
     n = M.shape[0]
     A = jnp.stack([as_float("a_n", a_n, shape=(n,)), as_float("a_t", a_t, shape=(n,))])
     mu = as_float("mu", mu, shape=())
-    return M, A, as_float("qdot_minus", qdot_minus, shape=(n,)), check(mu, mu < 0, "`mu` must be non-negative.")
+    return A, as_float("qdot_minus", qdot_minus, shape=(n,)), check(mu, mu < 0, "`mu` must be non-negative.")
 
 
 def frictional_impact_map(
@@ -160,17 +161,24 @@ def frictional_impact_map(
 
     **Arguments:**
 
-    - `mass_matrix`: ``(n, n)`` symmetric positive definite ``M``.
+    - `mass_matrix`: ``(n, n)`` symmetric positive definite ``M`` (checked, to ``√ε``).
     - `a_n`, `a_t`: ``(n,)`` normal and tangential rows of the contact Jacobian (eq. 2).
     - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
     - `mu`: friction coefficient ``μ ≥ 0``.
-    - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``.
-    - `throw`: raise on ``FrictionalImpactResults.approach_not_stopped``; otherwise return it in
-      `result`, with zero impulses.
+    - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``;
+      ``0 ≤ rest_tol < 10⁻³`` (a larger one would turn sliding impacts into impacts from rest).
+    - `throw`: raise on a failed result (``approach_not_stopped``, ``non_finite``); otherwise return it in
+      `result` (with zero impulses for ``approach_not_stopped``).
 
     **Returns:** a :class:`FrictionalImpactSolution`.
     """
-    M, A, qdot_minus, mu = _checked_inputs(mass_matrix, a_n, a_t, qdot_minus, mu)
+    return _map(psd_matrix("mass_matrix", mass_matrix, definite=True), a_n, a_t, qdot_minus, mu, rest_tol, throw)
+
+
+def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSolution:
+    """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite."""
+    A, qdot_minus, mu = _checked_inputs(M, a_n, a_t, qdot_minus, mu)
+    rest_tol = tolerance("rest_tol", rest_tol, below=1e-3, allow_zero=True)
     X = solve_spd(M, A.T, "mass_matrix")  # M⁻¹ Aᵀ, (n, 2)
     w = A @ X
     w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
@@ -216,12 +224,13 @@ def frictional_impact_map(
         tangent_rates=rates,
     )
     qdot_plus, pt, wn, wt = impact.at(pn)
-    if throw:
-        message = FrictionalImpactResults[FrictionalImpactResults.approach_not_stopped]
-        qdot_plus = check(qdot_plus, failed, message)
+    overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
+    result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.non_finite, result)
+    if flag("throw", throw):
+        qdot_plus = result.error_if(qdot_plus, result != FrictionalImpactResults.successful)
     return eqx.tree_at(
-        lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work),
-        impact, (qdot_plus, pt, wn, wt),
+        lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work, r.result),
+        impact, (qdot_plus, pt, wn, wt, result),
     )
 
 
@@ -239,7 +248,7 @@ def frictional_impact(
     """Frictional impact of a model point with the ground ``y = 0`` (seed 000, §3).
 
     Builds ``M(q)`` and ``[A_n; A_t]`` of the contact's point and calls :func:`frictional_impact_map`.
-    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres; by default ``max(1e-8, 256 ε)`` of
+    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres, ``0 ≤ ground_tol < 1``; by default ``max(1e-8, 256 ε)`` of
     ``q``'s dtype: ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and
     approaching it, and that the inputs are finite. Build the contact inside the function you ``vmap`` or
     differentiate to vary ``μ`` without recompiling.
@@ -250,6 +259,7 @@ def frictional_impact(
 
     **Returns:** a :class:`FrictionalImpactSolution`.
     """
+    instance("model", model, AbstractPlanarModel)
     if not isinstance(contact, Contact) or not isinstance(contact.friction_law, Coulomb):
         raise ValueError(f"`contact` must be a `Contact` with a `Coulomb` friction law, got {contact!r}.")
     point = contact.point
@@ -258,11 +268,12 @@ def frictional_impact(
     height = model.point(q, point)[1]
     if ground_tol is None:
         ground_tol = max(1e-8, 256 * float(jnp.finfo(q.dtype).eps))
+    ground_tol = tolerance("ground_tol", ground_tol, below=1.0, allow_zero=True)
     qdot_minus = check(qdot_minus, jnp.abs(height) > ground_tol,
                        f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
     A = model.contact_jacobian(q, point)
-    return frictional_impact_map(model.mass_matrix(q), A[0], A[1], qdot_minus, contact.friction_law.mu,
-                                 rest_tol=rest_tol, throw=throw)
+    # M of a model is symmetric positive semi-definite by construction: no check (the solve flags a singular one).
+    return _map(model.mass_matrix(q), A[0], A[1], qdot_minus, contact.friction_law.mu, rest_tol, throw)
 
 
 class ImpulsePath(eqx.Module):
@@ -288,8 +299,8 @@ def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> Impu
     ``num − 1`` evenly spaced points plus the switch impulse ``P_n^σ`` (eq. 28), so a piecewise-linear plot
     is exact. Use ``jax.vmap`` over batched results.
     """
-    if num < 2:
-        raise ValueError(f"`num` must be at least 2, got {num}.")
+    instance("impact", impact, FrictionalImpactSolution)
+    num = count("num", num, minimum=2)
     pn = jnp.sort(jnp.append(jnp.linspace(0.0, 1.0, num - 1) * impact.normal_impulse,
                              impact.switch_impulse))
     qdot, pt, wn, wt = jax.vmap(impact.at)(pn)

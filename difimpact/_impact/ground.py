@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
-from .._validation import as_float, check
+from .._validation import as_float, check, instance, names, tolerance
 from .constrained import _keep, _raise, _solve, ImpactResults, ImpactSolution
 
 # Relative tolerance of the sign conditions of a unilateral contact (impulse ≥ 0, separating velocity ≥ 0).
@@ -34,13 +34,12 @@ def _coordinate(model: AbstractPlanarModel, c) -> int:
 
 
 def _check_options(model, stick, blocked, unilateral, restitution, unilateral_tangent):
-    """The static options, checked: points, blocked rates by coordinate, restitution by point."""
+    """The static options, checked: points (a single name is one point), blocked rates by coordinate (at least
+    one constraint in all), restitution by point."""
+    instance("model", model, AbstractPlanarModel)
     if unilateral_tangent not in ("free", "stick", "always"):
         raise ValueError(f"`unilateral_tangent` must be 'free', 'stick' or 'always', got {unilateral_tangent!r}.")
-    stick, unilateral = tuple(stick), tuple(unilateral)
-    for name, pts in (("stick", stick), ("unilateral", unilateral)):
-        if isinstance(pts, str) or not all(isinstance(p, str) for p in pts):
-            raise ValueError(f"`{name}` must be a sequence of point names, got {pts!r}.")
+    stick, unilateral = names("stick", stick), names("unilateral", unilateral)
     points = stick + unilateral
     if len(set(points)) != len(points):
         raise ValueError(f"a point may appear once in `stick` and `unilateral`, got {list(points)}.")
@@ -50,6 +49,11 @@ def _check_options(model, stick, blocked, unilateral, restitution, unilateral_ta
     coords = [_coordinate(model, c) for c in rates]
     if len(set(coords)) != len(coords):
         raise ValueError(f"`blocked` names a coordinate twice: {list(rates)}.")
+    if not points and not coords:
+        raise ValueError("`impact` needs at least one post-impact constraint: pass `stick`, `blocked` or "
+                         "`unilateral` (without any, nothing collides and q̇⁺ = q̇⁻).")
+    if restitution is not None and not isinstance(restitution, Mapping):
+        raise TypeError(f"`restitution` must be a mapping {{point: e}}, got {restitution!r}.")
     restitution = {} if restitution is None else dict(restitution)
     for p in restitution:
         if p not in stick:
@@ -58,7 +62,9 @@ def _check_options(model, stick, blocked, unilateral, restitution, unilateral_ta
 
 
 def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float) -> Config:
-    """``q``, checked to hold every contact point on the ground to within ``ground_tol`` × the model's size."""
+    """``q``, checked to hold every contact point on the ground to within ``ground_tol`` × the model's size
+    (``0 ≤ ground_tol < 1``)."""
+    tol = tolerance("ground_tol", ground_tol, below=1.0, allow_zero=True)
     position = {p: model.point(q, p) for p in model.point_names}
     for p in points:
         if p not in position:
@@ -67,7 +73,7 @@ def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float)
     size = jnp.max(jnp.linalg.norm(all_pos[:, None] - all_pos[None], axis=-1))
     for p in points:
         y = position[p][1]
-        q = check(q, jnp.abs(y) > ground_tol * size, f"contact point {p!r} is not on the ground (|y| > "
+        q = check(q, jnp.abs(y) > tol * size, f"contact point {p!r} is not on the ground (|y| > "
                   f"{ground_tol} × model size); place it with model.solve_coordinate.")
     return q
 
@@ -192,9 +198,9 @@ def impact(
     **Arguments:**
 
     - `model`: the planar model; `q`, `qdot_minus`: configuration and pre-impact velocities ``(n,)``.
-    - `stick`, `blocked`, `unilateral`, `restitution`: the constraints above. Contact points must lie on the
-      ground (``|y| ≤ ground_tol ×`` the model's size in posture `q`); `stick` points must approach it
-      (``v_n⁻ < 0``).
+    - `stick`, `blocked`, `unilateral`, `restitution`: the constraints above, at least one row in all (a
+      single name is one point). Contact points must lie on the ground (``|y| ≤ ground_tol ×`` the model's
+      size in posture `q`, ``0 ≤ ground_tol < 1``); `stick` points must approach it (``v_n⁻ < 0``).
     - `unilateral_tangent`: ``"free"``, ``"stick"`` or ``"always"``, see 3.
     - `massless`, `throw`: as in :func:`constrained_impact`.
 
@@ -222,6 +228,8 @@ def impact(
 def loss_per_distance(model: AbstractPlanarModel, q: Config, solution: ImpactSolution) -> Scalar:
     """``ξ_L = (T⁻ − T⁺) / L`` with the model's step length ``L(q)`` (seed 003, eq. 23: ``T_c⁻ / L`` when
     ``b⁺ = 0``), in J/m."""
+    instance("model", model, AbstractPlanarModel)
+    instance("solution", solution, ImpactSolution)
     if not hasattr(model, "step_length"):
         raise ValueError(f"{type(model).__name__} defines no `step_length`.")
     return solution.loss / model.step_length(q)

@@ -8,7 +8,7 @@ import optimistix as optx
 
 from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
 from .._tree import PlanarTree
-from .._validation import as_float, check, check_finite
+from .._validation import as_float, check, check_finite, count, finite_result, tolerance
 
 
 class AbstractPlanarModel(eqx.Module):
@@ -41,27 +41,32 @@ class AbstractPlanarModel(eqx.Module):
         (:func:`check_finite`), so that the methods called on one ``q`` share their subexpressions."""
         return as_float(name, q, shape=(self.n,), finite=False)
 
+    def _finite(self, what: str, value, inputs: str = "`q`"):
+        """``value`` computed from finite inputs, checked for overflow (e.g. velocities of 1e200)."""
+        return finite_result(f"{type(self).__name__}.{what}", value, f"{inputs} or the model's parameters")
+
     def mass_matrix(self, q: Config) -> MassMatrix:
         """Mass matrix ``M(q)``, symmetric positive (semi-)definite, ``(n, n)``."""
         q = self._shaped(q)
-        return check_finite(self.tree().mass_matrix(q), q=q)
+        return self._finite("mass_matrix", check_finite(self.tree().mass_matrix(q), q=q))
 
     def bias(self, q: Config, qdot: Velocity) -> Velocity:
         """``c(q, q̇)``: Coriolis, centrifugal and gravity terms of ``M q̈ + c = τ + Jᵀ F``."""
         q, qdot = self._shaped(q), self._shaped(qdot, "qdot")
-        return check_finite(self.tree().bias(q, qdot), q=q, qdot=qdot)
+        return self._finite("bias", check_finite(self.tree().bias(q, qdot), q=q, qdot=qdot), "`q`, `qdot`")
 
     def gravity(self, q: Config) -> Velocity:
         q = self._shaped(q)
-        return check_finite(self.tree().gravity(q), q=q)
+        return self._finite("gravity", check_finite(self.tree().gravity(q), q=q))
 
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
         q, qdot = self._shaped(q), self._shaped(qdot, "qdot")
-        return check_finite(self.tree().kinetic_energy(q, qdot), q=q, qdot=qdot)
+        return self._finite("kinetic_energy", check_finite(self.tree().kinetic_energy(q, qdot), q=q, qdot=qdot),
+                            "`q`, `qdot`")
 
     def potential_energy(self, q: Config) -> Scalar:
         q = self._shaped(q)
-        return check_finite(self.tree().potential_energy(q), q=q)
+        return self._finite("potential_energy", check_finite(self.tree().potential_energy(q), q=q))
 
     def energy(self, q: Config, qdot: Velocity) -> Scalar:
         """Total mechanical energy ``T + V``."""
@@ -89,7 +94,7 @@ class AbstractPlanarModel(eqx.Module):
     def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
         """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact)."""
         rhs = -self.bias(q, qdot) if tau is None else self._q(tau, "tau") - self.bias(q, qdot)
-        return jnp.linalg.solve(self.mass_matrix(q), rhs)
+        return self._finite("accelerations", jnp.linalg.solve(self.mass_matrix(q), rhs), "`q`, `qdot`, `tau`")
 
     def solve_coordinate(
         self, q: Config, point: str, coord: int, guess: Scalar, *, height=0.0, rtol=None, atol=None
@@ -100,15 +105,21 @@ class AbstractPlanarModel(eqx.Module):
         other coordinates and to the model parameters comes from the implicit function theorem, not from
         unrolled iterations. Fails with a clear error if no root is found. `rtol` and `atol` default to
         ``max(1e-12, 64 ε)`` of ``q``'s dtype (``1e-12`` in float64, ``7.6e-6`` in float32, where ``1e-12``
-        cannot be met).
+        cannot be met); ``0 < rtol < 1``, ``atol > 0``. `coord` is an index into ``q``.
         """
         q = self._q(q)
         tree = self.tree()
+        tree.point_index(point)  # raises on an unknown name
+        coord = count("coord", coord, minimum=0)
+        if coord >= self.n:
+            raise ValueError(f"`coord` must be a coordinate index in 0..{self.n - 1}, got {coord}.")
+        y = as_float("height", height, shape=())
         default = max(1e-12, 64 * float(jnp.finfo(q.dtype).eps))
-        rtol, atol = (default if tol is None else tol for tol in (rtol, atol))
+        rtol, atol = (tolerance(name, default if tol is None else tol, below=1.0 if name == "rtol" else None)
+                      for name, tol in (("rtol", rtol), ("atol", atol)))
 
         def residual(x, args):
-            return tree.point_position(q.at[coord].set(x), point)[1] - height
+            return tree.point_position(q.at[coord].set(x), point)[1] - y
 
         sol = optx.root_find(
             residual, optx.Newton(rtol=rtol, atol=atol), jnp.asarray(guess, q.dtype), throw=False,

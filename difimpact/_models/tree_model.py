@@ -1,6 +1,7 @@
 import equinox as eqx
 
 from .._tree import PlanarTree
+from .._validation import instance
 from .base import AbstractPlanarModel
 
 
@@ -27,6 +28,7 @@ class TreeModel(AbstractPlanarModel):
     names: tuple[str, ...] | None = eqx.field(static=True, default=None)
 
     def __check_init__(self):
+        instance("planar_tree", self.planar_tree, PlanarTree, "PlanarTree.build(n, bodies, points)")
         if self.names is not None and len(self.names) != self.planar_tree.n:
             raise ValueError(f"`names` must name the {self.planar_tree.n} coordinates, got {len(self.names)}.")
 
