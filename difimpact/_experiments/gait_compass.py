@@ -49,22 +49,24 @@ def compass(quick, progress):
         check_that("A period-2 gait follows the period doubling", "Goswami et al. 1998, Fig. 8",
                    f"{len(orbit2)} period-2 gaits from {orbit2[0]['slope_deg']:.2f}°" if orbit2 else "none", bool(orbit2)),
     ]
-    fig = _diagram(rows)
+    fig = _diagram(points)
     return Outcome(rows, {"bifurcation_diagram": fig}, checks)
 
 
-def _diagram(rows):
+def _diagram(points):
+    """Every step's duration against the slope: one value per period-1 gait, two per period-2 gait."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.0, 4.0))
     for period, style in ((1, "k."), (2, "r.")):
-        r = [r for r in rows if r["period"] == period and r["kind"] == "orbit"]
-        ax.plot([x["slope_deg"] for x in r], [x["step_time"] for x in r], style, label=f"period {period}")
-    for r in rows:
-        if r["kind"] != "orbit":
-            ax.axvline(r["slope_deg"], color="0.6", lw=0.8, ls="--")
+        b = [b for b in points if b.period == period and b.kind == "orbit"]
+        ax.plot([np.degrees(p.p) for p in b for _ in p.step_times], [t for p in b for t in p.step_times], style,
+                label=f"period {period} ({'unstable' if period == 1 else 'each step'} beyond the doubling)")
+    for b in points:
+        if b.kind != "orbit":
+            ax.axvline(np.degrees(b.p), color="0.6", lw=0.8, ls="--")
     ax.set_xlabel("slope γ [deg]")
-    ax.set_ylabel("step period (mean over the gait) [s]")
+    ax.set_ylabel("step period [s]")
     ax.set_title("Compass gait: period-1 and period-2 branches")
     ax.legend()
     return fig

@@ -19,7 +19,7 @@ from .stride import GaitResults, StanceTolerances
 class BranchPoint:
     """One gait on a branch: the parameter `p`, the fixed point `x`, its `multipliers`, `step_time` (mean over
     the period), `step_length`, `speed`, `energy_loss` (mean per step), the trailing foot's smallest
-    post-impact normal velocity `trailing_velocity` and `kind`: ``"orbit"``, ``"period-doubling"``,
+    post-impact normal velocity `trailing_velocity`, each step's duration `step_times` and `kind`: ``"orbit"``, ``"period-doubling"``,
     ``"fold"`` or ``"lift-off"`` (the trailing foot stops lifting off)."""
 
     p: float
@@ -31,6 +31,7 @@ class BranchPoint:
     energy_loss: float
     trailing_velocity: float
     period: int
+    step_times: np.ndarray
     kind: str = "orbit"
 
     @property
@@ -57,7 +58,7 @@ def _point(make_walker, p, x0, period, options, kind="orbit"):
     s = gait.strides
     point = BranchPoint(float(p), np.asarray(gait.x), np.asarray(eigenvalues(jnp.asarray(J))),
                         float(gait.step_time), float(gait.step_length), float(gait.speed), float(gait.energy_loss),
-                        float(jnp.min(s.trailing_velocity)), period, kind)
+                        float(jnp.min(s.trailing_velocity)), period, np.asarray(s.step_time), kind)
     return point, (J, tangent)
 
 
@@ -125,7 +126,8 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
                 if hit is not None:
                     branch.append(dataclasses.replace(hit, kind=kind))
                     if kind == "period-doubling" and switch and period == 1:
-                        branch += _switch(make_walker, hit, new.p, p1, bisections, options)
+                        p_start = hit.p + 0.25 * (new.p - hit.p)
+                        branch += _switch(make_walker, hit, p_start, p1, bisections, options)
         branch.append(new)
         point, aux, h = new, new_aux, 1.5 * h
     return branch

@@ -35,8 +35,9 @@ class Stride(eqx.Module):
     """One step of a walker, from the section state ``x`` just after a heel strike to the next.
 
     - `x`: section state just after the next heel strike, legs swapped (``P(x)``).
-    - `step_time`: duration ``T`` of the step [s]; `step_length`: distance ``L`` between the feet at heel
-      strike [m]; `speed`: ``L / T`` [m/s].
+    - `step_time`: duration ``T`` of the step [s]; `step_length`: the advance ``L`` along the ground from
+      one heel strike to the next, the distance between the feet at heel strike plus what the stance foot
+      rolled, ``R Δq3`` [m] (periodic gaits: ``ΔT = M g L sin γ``); `speed`: ``L / T`` [m/s].
     - `energy_loss`: kinetic energy lost at the impact ``T⁻ − T⁺`` [J].
     - `lifted_off`: whether the trailing foot lifts off at the impact; `trailing_velocity`: its post-impact
       normal velocity [m/s] (``≥ 0`` when it lifts off).
@@ -170,7 +171,9 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     q_i, qdot_i = jnp.where(struck, q, q_safe), jnp.where(struck, qdot, qdot_safe)
     strike = walker.heel_strike(q_i, qdot_i)
     new_theta, new_rate = jax.jvp(walker.swap, (theta,), (strike.theta_dot,))
-    length = walker.step_length(q_i)
+    # The walker advances by the stance foot's rolling plus the distance between the feet at heel strike.
+    rolled = walker.stance_configuration(theta)[0] - walker.stance_configuration(theta0)[0]
+    length = walker.step_length(q_i) + jnp.where(struck, rolled, 0.0)
     step_time = s1 * tau
     result = _outcome(event, failed, valid, strike.lifted_off, strike.result)
     out = Stride(x=walker.to_section(new_theta, new_rate), step_time=step_time, step_length=length,
