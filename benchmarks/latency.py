@@ -25,8 +25,9 @@ jax.config.update("jax_enable_x64", True)
 import difimpact as di
 walker = di.CrutchWalker()
 q, qdot = walker.pre_impact_state(0.2094395102393195, -0.2)
-sol = di.compliant_impact(walker, q, qdot, (di.seed000_tip_contact(),))
-print(float(sol.P_n[0]), time.perf_counter() - start)
+tip = di.Contact("Q", di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7), di.Coulomb(0.75))
+sol = di.compliant_impact(walker, q, qdot, (tip,))
+print(float(sol.normal_impulse[0]), time.perf_counter() - start)
 """
 
 
