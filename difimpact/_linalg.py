@@ -1,9 +1,12 @@
 """Linear algebra for the fixed small matrices of a planar model, unrolled at trace time.
 
-Under ``vmap`` a call to ``jnp.linalg.solve`` on an ``(n, n)`` matrix becomes a batched LAPACK call on
-tiny matrices, which XLA on CPU executes slowly. The factorisation below is written with Python
-loops over scalar entries instead: the size is static, so tracing emits ``O(n³)`` scalar operations, and under
-``vmap`` each of them is one elementwise operation on a vector of the batch, which XLA fuses into a few loops.
+Under ``vmap`` a call to ``jnp.linalg.solve``/``svd``/``eigh`` on an ``(n, n)`` matrix becomes a batched LAPACK
+call on tiny matrices, which XLA on CPU executes slowly and whose thread-pool batching can deadlock. The
+factorisations below are written with Python loops instead: the size is static, so tracing emits a fixed
+sequence of scalar or small-vector operations, and under ``vmap`` each of them is one elementwise operation on
+the batch, which XLA fuses into a few loops. :func:`solve_spd` (``LDLᵀ``) unrolls scalar entries; :func:`solve`
+(``LU`` with partial pivoting) and :func:`row_basis` (pivoted Gram–Schmidt) unroll elimination steps on
+vectors, with pivots selected by ``argmax`` and one-hot masks.
 """
 
 import functools
@@ -12,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import lineax as lx
 
-from ._custom_types import Array, Float
+from ._custom_types import Array, Bool, Float
 from ._validation import check
 
 
-def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n *k"], name: str = "a") -> Float[Array, "n *k"]:
+def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a") -> Float[Array, "n ..."]:
     r"""Solve ``a x = b`` for a symmetric positive definite ``a`` of static small size by an unrolled ``LDLᵀ``
     factorisation (Golub & Van Loan, *Matrix Computations*, 4th ed., §4.1.2):
 
@@ -113,31 +116,131 @@ def _substitute(l, inv_d, b):
     return jnp.stack(x)
 
 
-def solve_small(a: Float[Array, "n n"], b: Float[Array, " n"]) -> Float[Array, " n"]:
-    r"""Solve ``a x = b`` for a general (non-symmetric) ``a`` of static small size by Gaussian elimination with
-    partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th ed., §3.4), unrolled at trace time: no LAPACK
-    under ``vmap``. Differentiable (the pivot choice is piecewise constant). A singular ``a`` gives non-finite
-    entries; callers check them."""
+def solve(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a") -> Float[Array, "n ..."]:
+    r"""Solve ``a x = b`` for a general square ``a`` of static small size by an unrolled ``LU`` factorisation
+    with partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th ed., Alg. 3.4.1, as LAPACK ``getrf``).
+    A pivot with ``|u_jj| ≤ n ε max|a|`` raises ``ValueError`` naming `name` (``equinox.error_if`` under
+    ``jit``/``vmap``).
+
+    **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``; `name` the argument named in the error.
+
+    **Returns:** `x`, shaped like `b`. Differentiable in `a` and `b` (``dx = a⁻¹ (db − da x)``).
+    """
+    _check_square(a, b, name)
+    x, pivot = solve_lu(a, b)
+    return check(x, ~(pivot > a.shape[0] * jnp.finfo(a.dtype).eps),
+                 f"`{name}` is singular to working precision (zero LU pivot).")
+
+
+def solve_lu(a: Float[Array, "n n"], b: Float[Array, "n ..."]) -> tuple[Float[Array, "n ..."], Float[Array, ""]]:
+    """:func:`solve` without the check: returns ``(x, p)`` with ``p = min_j |u_jj| / max|a|``, the smallest
+    relative pivot (``0`` for a singular ``a``, whose ``x`` is then finite but meaningless)."""
+    _check_square(a, b, "a")
+    return _lu_solve(a, b)
+
+
+def _check_square(a, b, name):
     n = a.shape[0]
-    m = jnp.concatenate([a, b[:, None]], axis=1)
-    for j in range(n):
-        p = j + jnp.argmax(jnp.abs(m[j:, j]))
-        rows = jnp.arange(n)
-        swap = jnp.where(rows == j, p, jnp.where(rows == p, j, rows))
-        m = m[swap]
-        factors = jnp.where(rows > j, m[:, j] / m[j, j], 0.0)
-        m = m - factors[:, None] * m[j][None, :]
+    if a.ndim != 2 or a.shape[1] != n or b.shape[:1] != (n,):
+        raise ValueError(f"`{name}` must be square (n, n) and `b` (n, ...), got shapes {a.shape} and {b.shape}.")
+
+
+@jax.custom_jvp
+def _lu_solve(a, b):
+    factors = _lu_factor(a)
+    return _lu_substitute(factors, b), _relative_pivot(a, factors)
+
+
+@_lu_solve.defjvp
+def _lu_solve_jvp(primals, tangents):
+    (a, b), (da, db) = primals, tangents
+    factors = _lu_factor(a)
+    x = _lu_substitute(factors, b)
+    pivot = _relative_pivot(a, factors)
+    return (x, pivot), (_lu_substitute(factors, db - _matmul(da, x)), jnp.zeros_like(pivot))
+
+
+def _matmul(a, x):
+    """``a @ x`` as elementwise products and sums (no ``dot_general`` on tiny batched operands)."""
+    return jnp.sum(a[:, :, None] * (x[None, :, None] if x.ndim == 1 else x[None]), axis=1).reshape(x.shape)
+
+
+def _one_hot_row(block, p):
+    """Row ``p`` (traced) of ``block`` and ``block`` with rows ``0`` and ``p`` exchanged."""
+    hot = jnp.arange(block.shape[0]) == p
+    hot = hot.reshape((-1,) + (1,) * (block.ndim - 1))
+    row = jnp.sum(jnp.where(hot, block, 0), axis=0)
+    swapped = jnp.where(hot, block[:1], block)
+    return row, jnp.concatenate([row[None], swapped[1:]])
+
+
+def _lu_factor(a):
+    """Steps ``(p_j, l_j, u_j)``: the pivot row chosen at step ``j`` (relative to ``j``), the multipliers below
+    it and the row ``u_j = U[j, j:]``. Each step works on the trailing block (static shape)."""
+    steps, block = [], a
+    for _ in range(a.shape[0]):
+        p = jnp.argmax(jnp.abs(block[:, 0]))
+        u, block = _one_hot_row(block, p)
+        l = block[1:, 0] / jnp.where(u[0] == 0, 1.0, u[0])  # an exact zero pivot: finite x, flagged by the caller
+        steps.append((p, l, u))
+        block = block[1:, 1:] - l[:, None] * u[None, 1:]
+    return steps
+
+
+def _relative_pivot(a, steps):
+    scale = jnp.max(jnp.abs(a))
+    smallest = functools.reduce(jnp.minimum, [jnp.abs(u[0]) for _, _, u in steps])
+    return jnp.where(scale > 0, smallest / jnp.where(scale > 0, scale, 1.0), 0.0)
+
+
+def _lu_substitute(steps, b):
+    """``x = U⁻¹ L⁻¹ P b``: the recorded row exchanges and eliminations on `b`, then back substitution."""
+    n, y, block = len(steps), [], b
+    for p, l, _ in steps:
+        row, block = _one_hot_row(block, p)
+        y.append(row)
+        block = block[1:] - (l[:, None] * row[None] if b.ndim > 1 else l * row)
     x = [None] * n
-    for i in reversed(range(n)):
-        s = m[i, n]
-        for k in range(i + 1, n):
-            s = s - m[i, k] * x[k]
-        x[i] = s / m[i, i]
+    for j in reversed(range(n)):
+        u = steps[j][2]
+        s = y[j]
+        for k in range(j + 1, n):
+            s = s - u[k - j] * x[k]
+        x[j] = s / jnp.where(u[0] == 0, 1.0, u[0])
     return jnp.stack(x)
 
 
+def row_basis(rows: Float[Array, "k n"], steps: int, rtol: float
+              ) -> tuple[Float[Array, "s n"], Bool[Array, " s"], Float[Array, " s"]]:
+    r"""Orthonormal basis of the row space of `rows` by Gram–Schmidt with pivoting on the largest residual
+    row (rank-revealing QR of ``rowsᵀ`` with column pivoting; Golub & Van Loan, §5.4.2), each projection done
+    twice ("twice is enough", Giraud et al. 2005). Step ``j`` takes the remaining row of largest residual norm
+    ``r_j`` (non-increasing in ``j``) and keeps it when ``r_j > rtol · max(r_0, 1)``.
+
+    **Arguments:** `rows` ``(k, n)``; `steps` ``≤ min(k, n)`` pivots to take; `rtol` the relative rank tolerance.
+
+    **Returns:** ``(Q, kept, r)``: ``Q`` ``(steps, n)`` with orthonormal rows where `kept`, zero rows elsewhere
+    (so ``QᵀQ`` is the orthogonal projector onto the numerical row space once `steps` reaches its rank), and the
+    residual norms ``r`` ``(steps,)``. Not differentiable: callers use it on ``stop_gradient`` values.
+    """
+    basis, kept, norms, first = [], [], [], None
+    for _ in range(steps):
+        norm2 = jnp.sum(rows * rows, axis=1)
+        row, _ = _one_hot_row(rows, jnp.argmax(norm2))
+        norm = jnp.sqrt(jnp.sum(row * row))
+        first = norm if first is None else first
+        keep = norm > rtol * jnp.maximum(first, 1.0)
+        q = jnp.where(keep, row / jnp.where(keep, norm, 1.0), 0.0)
+        for _ in range(2):
+            rows = rows - jnp.sum(rows * q[None], axis=1, keepdims=True) * q[None]
+        basis.append(q)
+        kept.append(keep)
+        norms.append(norm)
+    return jnp.stack(basis), jnp.stack(kept), jnp.stack(norms)
+
+
 class SmallLU(lx.AbstractLinearSolver):
-    """A lineax solver for small dense square operators on flat vectors by :func:`solve_small` (no LAPACK
+    """A lineax solver for small dense square operators on flat vectors by :func:`solve_lu` (no LAPACK
     under ``vmap``): for Newton's method and the implicit-function adjoint of optimistix."""
 
     def init(self, operator, options):
@@ -146,8 +249,8 @@ class SmallLU(lx.AbstractLinearSolver):
         return operator.as_matrix()
 
     def compute(self, state, vector, options):
-        x = solve_small(state, vector)
-        ok = jnp.all(jnp.isfinite(x))
+        x, pivot = solve_lu(state, vector)
+        ok = pivot > state.shape[0] * jnp.finfo(state.dtype).eps
         return jnp.where(ok, x, 0.0), lx.RESULTS.where(ok, lx.RESULTS.successful, lx.RESULTS.singular), {}
 
     def transpose(self, state, options):

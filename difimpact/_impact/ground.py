@@ -15,11 +15,21 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
+from .._tree import PlanarTree
 from .._validation import as_float, check, instance, names, tolerance
-from .constrained import _keep, _raise, _solve, ImpactResults, ImpactSolution
+from .constrained import _keep, _raise, ImpactResults, ImpactSolution
+from .kkt import solve_kkt
 
 # Relative tolerance of the sign conditions of a unilateral contact (impulse ≥ 0, separating velocity ≥ 0).
 _SIGN_RTOL = 1e-9
+
+
+def _unit_masses(tree: PlanarTree, q: Config) -> MassMatrix:
+    """Mass matrix of `tree` with every body a unit point mass at its centre: ``D`` of
+    :func:`~difimpact._impact.kkt.solve_kkt`. Along a direction that ``M`` does not see only bodies without
+    (or with negligible) mass move, so ``ZᵀD`` weighs the momentum of those bodies alone."""
+    unit = jnp.ones_like(tree.mass)
+    return eqx.tree_at(lambda t: (t.mass, t.inertia), tree, (unit, jnp.zeros_like(tree.inertia))).mass_matrix(q)
 
 
 def _coordinate(model: AbstractPlanarModel, c) -> int:
@@ -101,7 +111,7 @@ def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, re
     return qdot_minus, A_fixed, b_fixed
 
 
-def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep) -> list[ImpactSolution]:
+def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D) -> list[ImpactSolution]:
     """The solution of every active set of the unilateral contacts (each stays or lifts off), with the
     impulses laid out two slots per unilateral contact."""
     m_fixed = A_fixed.shape[0]
@@ -112,7 +122,7 @@ def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tang
         rows = [J[p][i:i + 1] for p, hp in zip(unilateral, has) for i, h in enumerate(hp) if h]
         A = jnp.concatenate([A_fixed] + rows, axis=0)
         b = jnp.concatenate([b_fixed, jnp.zeros(A.shape[0] - m_fixed, M.dtype)])
-        sol = _solve(M, A, qdot_minus, b, keep)
+        sol = solve_kkt(M, A, qdot_minus, b, keep, D)
         lam, i = [sol.impulses[:m_fixed]], m_fixed
         for hp in has:
             for h in hp:
@@ -220,7 +230,8 @@ def impact(
     M = model.mass_matrix(q)
     J = {p: model.contact_jacobian(q, p) for p in points}
     qdot_minus, A_fixed, b_fixed = _fixed_rows(J, M, qdot_minus, stick, rates, coords, restitution)
-    candidates = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep)
+    D = _unit_masses(model.tree(), q) if keep else None
+    candidates = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D)
     v = jnp.concatenate([A_fixed @ qdot_minus] + [J[p] @ qdot_minus for p in points])
     return _raise(_consistent(candidates, v, A_fixed.shape[0]), throw)
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+from .._linalg import solve_spd
 from .._tree import PlanarTree
 from .._validation import as_float, check, check_finite, count, finite_result, tolerance
 
@@ -92,9 +93,10 @@ class AbstractPlanarModel(eqx.Module):
         return self.point_jacobian(q, name)[::-1]
 
     def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
-        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact)."""
+        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact), by the unrolled
+        ``LDLᵀ`` of :func:`~difimpact._linalg.solve_spd`; a singular ``M`` (a massless segment) raises."""
         rhs = -self.bias(q, qdot) if tau is None else self._q(tau, "tau") - self.bias(q, qdot)
-        return self._finite("accelerations", jnp.linalg.solve(self.mass_matrix(q), rhs), "`q`, `qdot`, `tau`")
+        return self._finite("accelerations", solve_spd(self.mass_matrix(q), rhs, "M"), "`q`, `qdot`, `tau`")
 
     def solve_coordinate(
         self, q: Config, point: str, coord: int, guess: Scalar, *, height=0.0, rtol=None, atol=None

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 
 from .._anthropometry import DUMAS_2007_MALE, AnthropometricTable, scale_segments
 from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
+from .._linalg import solve
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
 from .base import AbstractPlanarModel
@@ -216,4 +217,4 @@ class SevenLinkHuman(AbstractPlanarModel):
         a = jnp.stack([unit[3], unit[0], cal[0], unit[4], unit[5], mh[0], mh[1], unit[7], unit[8]])
         zero = jnp.zeros_like(v0)
         b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, -omega0])
-        return q, jnp.linalg.solve(a, b)
+        return q, solve(a, b, "the heel-strike conditions")

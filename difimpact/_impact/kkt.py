@@ -1,0 +1,222 @@
+"""The impulse–momentum KKT system of an impact, its rank diagnosis and its massless limit, without LAPACK.
+
+``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) is solved by the unrolled ``LU`` of :func:`difimpact._linalg.solve_lu`
+and its rank read by the pivoted Gram–Schmidt of :func:`difimpact._linalg.row_basis`, so that ``vmap`` of an
+impact emits no batched LAPACK call. Massless segments (seed 003's μ = 0 and μ_T = 0) make ``M`` singular; a
+coordinate that neither ``M`` nor ``A`` sees (``null(M) ∩ null(A)``) is then undetermined, and its treatment,
+value and derivative, is the business of :func:`solve_kkt`.
+"""
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
+from .._linalg import row_basis, solve_lu
+from .._results import RESULTS
+
+# Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
+_RANK_RTOL = 1e-10
+
+
+class ImpactResults(RESULTS):  # pyright: ignore
+    """Outcomes of :func:`constrained_impact` and :func:`impact`."""
+
+    successful = ""
+    redundant_constraints = (
+        "The post-impact constraint rows are linearly dependent (redundant): remove the duplicated contact "
+        "or blocked coordinate, or avoid a singular posture."
+    )
+    undetermined = (
+        "The impact leaves a massless coordinate undetermined: M is singular on the motions the post-impact "
+        "constraints allow (a segment without mass is free to move). Constrain or block that coordinate, give "
+        "it mass, or pass massless='keep' to keep its pre-impact velocity."
+    )
+    no_consistent_set = (
+        "No active set of the unilateral contacts is consistent (every choice gives a negative normal impulse "
+        "on a staying contact or a penetrating velocity on a released one)."
+    )
+    several_consistent_sets = (
+        "Several active sets of the unilateral contacts are consistent and give different post-impact "
+        "velocities: the impact outcome is not unique."
+    )
+    non_finite = (
+        "The impact gave non-finite velocities, impulses or energies from finite input: the velocities or "
+        "masses are too large for the floating-point range (overflow)."
+    )
+
+
+class ImpactSolution(eqx.Module):
+    """Result of an impulsive impact with post-impact constraints ``A q̇⁺ = b⁺``.
+
+    - `qdot_plus`: post-impact velocities ``q̇⁺ = P_a q̇⁻ + ᵍP_cˡ b⁺`` (seed 002, eq. 21).
+    - `impulses`: ``λ̄``, one per constraint row, with ``M (q̇⁺ − q̇⁻) = Aᵀ λ̄`` (seed 002, eqs. 4, 22). For
+      :func:`impact` the rows are laid out as documented there, zero for contacts that lifted off.
+    - `P_c`, `P_a`: projectors onto the spaces of constrained and admissible motion (seed 003, eqs. 9–10),
+      ``P_c + P_a = I``, ``P_cᵀ M P_a = 0``.
+    - `v_c`, `v_a`: ``P_c q̇⁻`` and ``P_a q̇⁻`` (seed 003, eq. 11).
+    - `T_minus`, `T_plus`: kinetic energies before and after; `Tc_minus`, `Ta_minus`: the pre-impact energy of
+      the constrained and admissible spaces (seed 003, eq. 13); `Tc_plus = ½ b⁺ᵀ W_c b⁺` (seed 002, eq. 24).
+    - `loss`: ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` (seed 002, eq. 23; seed 003, eq. 21 when ``b⁺ = 0``).
+    - `xi`: ``loss / T⁻`` (seed 002, eq. 23), 0 when ``T⁻ = 0``.
+    - `lifted_off`, `unilateral_velocity`: for each unilateral contact of :func:`impact`, whether it lifted off
+      and its post-impact normal velocity (``v_Sn⁺``, seed 003 eq. 4); empty for :func:`constrained_impact`.
+    - `result`: a :class:`ImpactResults` item.
+    """
+
+    qdot_plus: Velocity
+    impulses: Float[Array, " m"]
+    P_c: MassMatrix
+    P_a: MassMatrix
+    v_c: Velocity
+    v_a: Velocity
+    T_minus: Scalar
+    T_plus: Scalar
+    Tc_minus: Scalar
+    Ta_minus: Scalar
+    Tc_plus: Scalar
+    loss: Scalar
+    xi: Scalar
+    lifted_off: Bool[Array, " k"]
+    unilateral_velocity: Float[Array, " k"]
+    result: ImpactResults
+
+    @property
+    def xi_I(self) -> Scalar:
+        """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the constrained space (seed 003, eq. 23)."""
+        return jnp.where(self.T_minus > 0, self.Tc_minus / jnp.where(self.T_minus > 0, self.T_minus, 1.0), 0.0)
+
+
+def _row_normalise(A):
+    norms = jnp.sqrt(jnp.sum(A * A, axis=1, keepdims=True))
+    return A / jnp.where(norms > 0, norms, 1.0)
+
+
+def _outer_sum(Q):
+    """``QᵀQ`` as elementwise products (no batched ``dot_general`` on tiny operands)."""
+    return jnp.sum(Q[:, :, None] * Q[:, None, :], axis=0)
+
+
+def diagnose(M, A):
+    """Rank checks on stopped gradients: (redundant rows of ``A``, projector ``P0`` onto ``null(M) ∩ null(A)``).
+
+    ``K`` is regular iff ``A`` has full row rank and no ``d ≠ 0`` has ``A d = 0``, ``dᵀ M d = 0``; for ``M ⪰ 0``
+    the latter is ``[M; A] d = 0``. Both are read from pivoted Gram–Schmidt (rank-revealing QR) with a relative
+    tolerance, on ``stop_gradient`` values so that the derivative of the map never sees the pivoting.
+    """
+    M, A = jax.lax.stop_gradient((M, A))
+    n, m = M.shape[0], A.shape[0]
+    A_hat = _row_normalise(A)
+    if m == 0:
+        redundant = jnp.asarray(False)
+    elif m > n:
+        redundant = jnp.asarray(True)
+    else:
+        _, _, r = row_basis(A_hat, m, _RANK_RTOL)
+        redundant = r[-1] <= _RANK_RTOL * r[0]
+    scale = jnp.max(jnp.abs(M))
+    Q, _, _ = row_basis(jnp.concatenate([M / jnp.where(scale > 0, scale, 1.0), A_hat]), n, _RANK_RTOL)
+    return redundant, jnp.eye(n, dtype=M.dtype) - _outer_sum(Q)
+
+
+def _massless_limit(P0, unit_masses, P_a, G):
+    r"""``(P_a, G)`` of the limit of vanishing masses, and whether that limit is determined.
+
+    Let the massless bodies gain equal masses ``ε > 0``: ``M_ε = M + ε D_0`` with ``D_0`` their mass matrix as
+    unit point masses. Projected on ``N = null(M) ∩ null(A) = span(Z)``, ``M_ε Δq̇ − Aᵀλ̄ = 0`` (seed 002,
+    eq. 4) reads ``ε Z^T D_0 Δq̇ = 0``, for every ``ε``: the change of velocity carries no momentum of the massless
+    bodies along ``N``. Along ``N`` the bodies with mass do not move, so ``ZᵀD_0 = ZᵀD`` with ``D`` = `unit_masses`,
+    every body a unit point mass. The other components of ``Δq̇`` are those of any solution at ``ε = 0``, so the
+    limit ``ε → 0⁺`` is ``Δq̇ ← (I − E) Δq̇`` with the oblique projector onto ``N``
+
+    .. math:: E = Z (Z^T D Z)^{-1} Z^T D = (P_0 D P_0 + I - P_0)^{-1} P_0 D,
+
+    which exists when ``ZᵀDZ`` is regular (every free direction moves some body's centre).
+    """
+    eye = jnp.eye(P0.shape[0], dtype=P0.dtype)
+    scale = jnp.max(jnp.abs(unit_masses))
+    D = unit_masses / jnp.where(scale > 0, scale, 1.0)
+    E, pivot = solve_lu(P0 @ D @ P0 + eye - P0, P0 @ D)
+    return P_a - E @ (P_a - eye), G - E @ G, pivot > _RANK_RTOL
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _no_derivative_where(x, bad, message):
+    """``x``, whose derivative raises ``message`` where ``bad`` (its value does not)."""
+    return x
+
+
+@_no_derivative_where.defjvp
+def _no_derivative_where_jvp(message, primals, tangents):
+    x, bad = primals
+    return eqx.error_if(x, bad, message), tangents[0]
+
+
+_UNDETERMINED_DERIVATIVE = (
+    "The derivative of an impact with a massless coordinate left free (massless='keep') is undetermined: it "
+    "depends on how the missing mass goes to zero. `impact` derives it from the model's massless bodies; with "
+    "`constrained_impact` give the coordinate a small mass, or differentiate away from the bound."
+)
+
+
+def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plus: Float[Array, " m"], keep: bool,
+              unit_masses: MassMatrix | None = None) -> ImpactSolution:
+    """Unchecked KKT solve; returns the solution (``result`` from the rank checks) without raising.
+
+    Coordinates free of mass and constraints (``P0 ≠ 0``) are held by adding ``P0`` to ``M``, which makes ``K``
+    regular and leaves the other components unchanged: ``massless="keep"`` reports their pre-impact velocity,
+    ``"error"`` flags them. Energies and impulses do not depend on them, but their derivatives with respect to
+    ``M`` do, through ``dM Δq̇``. With `unit_masses` (``D`` of :func:`_massless_limit`) the solve holds them at
+    the limit of vanishing masses instead (right-hand side ``M q̇⁻ + P0 q̇⁺_lim``, with ``q̇⁺_lim`` a constant),
+    so values and derivatives are the one-sided ones of ``mass → 0⁺``; without it a derivative raises.
+    """
+    n, m = M.shape[0], A.shape[0]
+    redundant, P0 = diagnose(M, A)
+    undetermined = jnp.trace(P0) > 0.5
+    eye, zeros = jnp.eye(n, dtype=M.dtype), jnp.zeros((n, m), M.dtype)
+
+    def kkt(M, held, held_b):
+        K = jnp.block([[M + P0, -A.T], [A, jnp.zeros((m, m), M.dtype)]])
+        K = jnp.where(redundant, jnp.eye(n + m, dtype=M.dtype), K)  # finite values for a flagged result
+        return solve_lu(K, jnp.block([[M + P0 @ held, P0 @ held_b], [zeros.T, jnp.eye(m, dtype=M.dtype)]]))[0]
+
+    held, held_b = eye, zeros
+    if keep and unit_masses is not None:
+        S0 = kkt(*jax.lax.stop_gradient((M, held, held_b)))
+        held, held_b, determined = jax.lax.stop_gradient(_massless_limit(P0, unit_masses, S0[:n, :n], S0[:n, n:]))
+        M = _no_derivative_where(M, undetermined & ~determined, _UNDETERMINED_DERIVATIVE)
+    elif keep:
+        M = _no_derivative_where(M, undetermined, _UNDETERMINED_DERIVATIVE)
+    S = kkt(M, held, held_b)
+    result = ImpactResults.where(redundant, ImpactResults.redundant_constraints, ImpactResults.successful)
+    if not keep:
+        result = ImpactResults.where(~redundant & undetermined, ImpactResults.undetermined, result)
+    return _solution(M, S, P0 if keep and unit_masses is not None else None, qdot_minus, b_plus, result)
+
+
+def _solution(M, S, P0, qdot_minus, b_plus, result) -> ImpactSolution:
+    """The :class:`ImpactSolution` of ``S = K⁻¹ [[M, 0], [0, I]]``: energies from ``S``; with `P0`, the reported
+    velocities keep the free components at their pre-impact value (``massless="keep"``)."""
+    n = M.shape[0]
+    P_a, G, L_a, W_c = S[:n, :n], S[:n, n:], S[n:, :n], S[n:, n:]
+    eye = jnp.eye(n, dtype=M.dtype)
+    energy = lambda v: 0.5 * v @ M @ v
+    qdot_plus = P_a @ qdot_minus + G @ b_plus
+    v_c, v_a = qdot_minus - P_a @ qdot_minus, P_a @ qdot_minus
+    T_minus, Tc_minus, Tc_plus = energy(qdot_minus), energy(v_c), energy(G @ b_plus)
+    T_plus, Ta_minus = energy(qdot_plus), energy(v_a)
+    if P0 is not None:
+        P_a, G = P_a - P0 @ (P_a - eye), G - P0 @ G
+        qdot_plus, v_a = P_a @ qdot_minus + G @ b_plus, P_a @ qdot_minus
+        v_c = qdot_minus - v_a
+    loss = Tc_minus - Tc_plus
+    positive_T = T_minus > 0
+    xi = jnp.where(positive_T, loss / jnp.where(positive_T, T_minus, 1.0), 0.0)
+    return ImpactSolution(
+        qdot_plus=qdot_plus, impulses=L_a @ qdot_minus + W_c @ b_plus, P_c=eye - P_a, P_a=P_a, v_c=v_c, v_a=v_a,
+        T_minus=T_minus, T_plus=T_plus, Tc_minus=Tc_minus, Ta_minus=Ta_minus, Tc_plus=Tc_plus,
+        loss=loss, xi=xi, lifted_off=jnp.zeros((0,), bool), unilateral_velocity=jnp.zeros((0,), M.dtype),
+        result=result,
+    )
