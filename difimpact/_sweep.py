@@ -27,15 +27,24 @@ def _evaluate(fn, chunk, mesh):
     # Arrays held by `fn` (an equinox Module or eqx.Partial) are traced here: pass them into shard_map
     # explicitly, replicated, rather than closing over tracers.
     dynamic, static = eqx.partition(fn, eqx.is_array)
+    per_device = jax.tree.map(lambda x: jax.ShapeDtypeStruct((x.shape[0] // mesh.size,) + x.shape[1:], x.dtype), chunk)
+    # The per-device program is traced here, outside the manual mesh: inside shard_map every value's type carries
+    # the mesh, and equinox's closure conversion (optimistix root finds, lineax solves) rejects constants built
+    # without it ("called with different dynamic arguments"). shard_map then only evaluates the traced program.
+    program, out_shape = jax.make_jaxpr(
+        lambda dynamic, chunk: jax.vmap(eqx.combine(dynamic, static))(chunk),
+        axis_env=[(_AXIS, mesh.size)], return_shape=True,
+    )(dynamic, per_device)
 
-    def per_device(dynamic, chunk):
-        return jax.vmap(eqx.combine(dynamic, static))(chunk)
+    def run(dynamic, chunk):
+        out = jax.core.eval_jaxpr(program.jaxpr, program.consts, *jax.tree.leaves((dynamic, chunk)))
+        return jax.tree.unflatten(jax.tree.structure(out_shape), out)
 
     # check_vma=False: with no collectives there is nothing to check, and the replication check rejects
     # ordinary library code such as eqx.error_if (a cond whose branches differ in device variance).
     specs = (PartitionSpec(), PartitionSpec(_AXIS))
     return jax.shard_map(
-        per_device, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(_AXIS), check_vma=False
+        run, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(_AXIS), check_vma=False
     )(dynamic, chunk)
 
 

@@ -175,6 +175,24 @@ SHARDED = textwrap.dedent(
     got = di.sweep(owner, np.arange(13.0), devices="all")
     assert got.tolist() == [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3], got
 
+    # A root find inside (optimistix Newton in CrutchWalker.pre_impact_state, closure-converted by equinox), as
+    # in the README's example: sharded over all 4 devices and over one, bitwise equal to the plain sweep, which
+    # equals one-by-one evaluation.
+    walker = di.CrutchWalker()
+
+    def crutch(p):
+        q, qdot = walker.pre_impact_state(p["q3"], p["q5dot"])
+        return di.frictional_impact(walker, q, qdot, "Q", mu=p["mu"])
+
+    cb, _ = di.grid(q3=np.deg2rad([3.0, 12.0, 21.0]), q5dot=[-0.2, 0.4], mu=[0.5, 1.0])
+    plain = di.sweep(crutch, cb, chunk_size=2)
+    for devices in ("all", jax.devices()[:1]):
+        sharded = di.sweep(crutch, cb, chunk_size=2, devices=devices)
+        assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(sharded)))
+    one = jax.jit(crutch)(jax.tree.map(lambda x: x[5], cb))
+    np.testing.assert_allclose(plain.normal_impulse[5], one.normal_impulse, rtol=1e-12)
+    assert plain.normal_impulse[4] < 0.5 * plain.normal_impulse[5]  # q3 = 12°, q̇5 = −0.2: μ 0.5 slides, 1.0 sticks
+
     # The model's own checks still fire inside the sharded computation.
     try:
         di.sweep(lambda m: di.BipedWithTorso(m=m).mass_matrix(jnp.zeros(5)), np.array([1.0, -1.0, 2.0]),
