@@ -5,6 +5,7 @@ compiled ``vmap`` (optionally split over a 1-D device mesh with ``shard_map``) a
 preallocated NumPy arrays, so device memory is bounded by one chunk whatever the batch size.
 """
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Optional, Union
 
@@ -140,6 +141,12 @@ def sweep(
 
     **Returns:** the outputs of ``fn`` stacked along a new leading axis of size ``N``, as a pytree of **NumPy**
     arrays in host memory (so a long sweep never holds more than one chunk on the devices).
+
+    **Raises:** an error raised inside ``fn`` by ``equinox.error_if`` (invalid input, or a map called with
+    ``throw=True`` that failed) stops the sweep with ``equinox.EquinoxRuntimeError("sweep: member i of the batch
+    (chunk c, index j in the chunk) failed: <message>")``: the failed chunk is bisected with its own compiled
+    program to find the first member that fails alone. To keep going past failures instead, call the maps with
+    ``throw=False`` and read their ``result`` (``np.flatnonzero(out.result != di.ImpactResults.successful)``).
     """
     if not callable(fn):
         raise ValueError(f"`fn` must be callable, got {type(fn).__name__}.")
@@ -160,19 +167,58 @@ def sweep(
         from tqdm.auto import tqdm  # imported here: tqdm.auto warns at import in notebooks without ipywidgets
 
         starts = tqdm(starts, desc="sweep", unit="chunk")
-    for start in starts:
+    for c, start in enumerate(starts):
         stop = min(start + size, n)
         index = np.minimum(np.arange(start, start + size), n - 1)
-        chunk = [leaf[index] for leaf in leaves]
-        if sharding is not None:
-            chunk = [jax.make_array_from_callback(c.shape, sharding, c.__getitem__) for c in chunk]
-        out_leaves, out_def = jax.tree.flatten(_evaluate(fn, jax.tree.unflatten(treedef, chunk), mesh))
-        out_leaves = [_to_host(o) for o in out_leaves]
+        run = functools.partial(_run_chunk, fn, leaves, treedef, mesh, sharding)
+        try:
+            out_leaves, out_def = jax.tree.flatten(run(index))
+            out_leaves = [_to_host(o) for o in out_leaves]
+        except eqx.EquinoxRuntimeError as error:
+            raise _which_member(run, index, stop - start, c, error) from error
         if results is None:
             results = [np.empty((n,) + o.shape[1:], o.dtype) for o in out_leaves]
         for dst, src in zip(results, out_leaves):
             dst[start:stop] = src[: stop - start]
     return jax.tree.unflatten(out_def, results)
+
+
+def _run_chunk(fn, leaves, treedef, mesh, sharding, index):
+    """``_evaluate`` on the parameter sets ``index`` (one chunk's worth), results still on the devices."""
+    chunk = [leaf[index] for leaf in leaves]
+    if sharding is not None:
+        chunk = [jax.make_array_from_callback(c.shape, sharding, c.__getitem__) for c in chunk]
+    return jax.block_until_ready(_evaluate(fn, jax.tree.unflatten(treedef, chunk), mesh))
+
+
+def _which_member(run, index, valid, chunk, error) -> eqx.EquinoxRuntimeError:
+    """The error of a failed chunk, naming the first member that fails on its own.
+
+    Bisection over the chunk's `valid` members with the chunk's compiled program (a sub-range is padded to the
+    chunk size by repeating its last member, as the last chunk is): ``log₂(chunk size)`` evaluations, no new
+    compilation. Assumes that whether a member fails does not depend on the others.
+    """
+
+    def fails(lo, hi):
+        sub = index[lo:hi]
+        try:
+            run(np.concatenate([sub, np.full(len(index) - len(sub), sub[-1])]))
+        except eqx.EquinoxRuntimeError:
+            return True
+        return False
+
+    lo, hi = 0, valid
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(lo, mid) else (mid, hi)
+    text = str(error)
+    marker = "EquinoxRuntimeError: "
+    message = text[text.index(marker) + len(marker):].split("\n\n-----")[0] if marker in text else text
+    if not fails(lo, lo + 1):
+        return eqx.EquinoxRuntimeError(f"sweep: chunk {chunk} failed (no single member fails alone): {message}")
+    return eqx.EquinoxRuntimeError(
+        f"sweep: member {int(index[lo])} of the batch (chunk {chunk}, index {lo} in the chunk) failed: {message}"
+    )
 
 
 def grid(**axes) -> tuple[dict[str, np.ndarray], tuple[int, ...]]:

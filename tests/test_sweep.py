@@ -145,6 +145,28 @@ def test_bad_input_traced_and_grid():
         di.grid()
 
 
+def test_error_names_the_failing_member():
+    """An ``equinox.error_if`` inside ``fn`` (here the model's own check of `m`) names the member of the whole
+    batch, its chunk and its index there; a batch whose other members are valid still runs."""
+    masses = np.where(np.arange(11) == 6, -1.0, 1.0)
+    energy = lambda m: di.BipedWithTorso(m=m).kinetic_energy(jnp.zeros(5), jnp.ones(5))
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"member 6 of the batch \(chunk 1, index 2 in the chunk\) "
+                       r"failed: `m` must be non-negative"):
+        di.sweep(energy, masses, chunk_size=4)
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"member 10 of the batch \(chunk 2, index 2 in the chunk\)"):
+        di.sweep(energy, np.where(np.arange(11) == 10, -1.0, 1.0), chunk_size=4)  # the padded last chunk
+    np.testing.assert_allclose(di.sweep(energy, np.abs(masses), chunk_size=4),
+                               [di.BipedWithTorso(m=1.0).kinetic_energy(jnp.zeros(5), jnp.ones(5))] * 11, rtol=1e-14)
+
+
+def test_vmap_with_throw_false_finds_the_failing_member():
+    """The documented way under a plain ``jax.vmap``: ``throw=False`` and the ``result`` of each member."""
+    M = jnp.stack([jnp.eye(3), jnp.diag(jnp.array([1.0, 1.0, 0.0])), 2 * jnp.eye(3)])  # member 1: q3 massless
+    A = jnp.array([[1.0, 0.0, 0.0]])
+    out = jax.vmap(lambda M: di.constrained_impact(M, A, jnp.ones(3), throw=False))(M)
+    assert np.flatnonzero(out.result != di.ImpactResults.successful).tolist() == [1]
+
+
 SHARDED = textwrap.dedent(
     """
     import jax, jax.numpy as jnp, numpy as np
@@ -193,12 +215,12 @@ SHARDED = textwrap.dedent(
     np.testing.assert_allclose(plain.normal_impulse[5], one.normal_impulse, rtol=1e-12)
     assert plain.normal_impulse[4] < 0.5 * plain.normal_impulse[5]  # q3 = 12°, q̇5 = −0.2: μ 0.5 slides, 1.0 sticks
 
-    # The model's own checks still fire inside the sharded computation.
+    # The model's own checks still fire inside the sharded computation, naming the member (8 sets per chunk).
+    masses = np.where(np.arange(13) == 9, -1.0, 1.0)
     try:
-        di.sweep(lambda m: di.BipedWithTorso(m=m).mass_matrix(jnp.zeros(5)), np.array([1.0, -1.0, 2.0]),
-                 devices="all")
+        di.sweep(lambda m: di.BipedWithTorso(m=m).mass_matrix(jnp.zeros(5)), masses, chunk_size=2, devices="all")
     except Exception as e:
-        assert "`m` must be non-negative" in str(e), e
+        assert "member 9 of the batch (chunk 1, index 1 in the chunk) failed: `m` must be non-negative" in str(e), e
     else:
         raise AssertionError("negative mass accepted")
     print("SHARDED-OK")
