@@ -189,6 +189,35 @@ def test_massless_coordinate_undetermined_is_an_error():
     np.testing.assert_allclose([s.Tc_minus, s.Ta_minus], [s_eps.Tc_minus, s_eps.Ta_minus], rtol=1e-6)
 
 
+def test_massless_bound_gradient_is_the_one_sided_limit():
+    """At ``m_T = 0`` and at ``m = 0`` (``massless="keep"``), ``dξ_I/dm`` in forward and reverse mode equals the
+    one-sided (second-order) finite difference into ``m > 0`` and the derivative just inside the bound: the
+    derivative of the limit ``m → 0⁺``, not of the regularised system (which had the wrong sign at ``m_T = 0``).
+    `constrained_impact`, which has no model to say how the mass vanishes, refuses that derivative."""
+
+    def xi(masses):
+        model = di.BipedWithTorso(m=masses[0], m_H=10.0, m_T=masses[1])
+        q, qd = model.pre_impact_state(deg(30.0), deg(5.0))
+        return di.impact(model, q, qd, stick=("P_L",), massless="keep").xi_I
+
+    f, rev, fwd = jax.jit(xi), jax.jit(jax.grad(xi)), jax.jit(jax.jacfwd(xi))
+    for i, x0 in ((1, jnp.array([5.0, 0.0])), (0, jnp.array([0.0, 10.0]))):
+        h = 1e-5
+        fd = (-3 * f(x0) + 4 * f(x0.at[i].add(h)) - f(x0.at[i].add(2 * h))) / (2 * h)
+        for g in (rev(x0)[i], fwd(x0)[i]):
+            np.testing.assert_allclose(g, fd, rtol=1e-6)
+        np.testing.assert_allclose(rev(x0.at[i].set(1e-8))[i], rev(x0)[i], rtol=1e-6)
+    assert rev(jnp.array([5.0, 0.0]))[1] < 0  # a heavier torso lowers ξ_I from the massless torso on
+
+    model = di.BipedWithTorso(m_T=0.0)
+    q, qd = model.pre_impact_state(deg(30.0), deg(5.0))
+    A = model.contact_jacobian(q, "P_L")
+    xi_M = lambda M: di.constrained_impact(M, A, qd, massless="keep").xi  # noqa: E731
+    assert np.isfinite(xi_M(model.mass_matrix(q)))
+    with pytest.raises(Exception, match="derivative of an impact with a massless coordinate"):
+        jax.block_until_ready(jax.grad(xi_M)(model.mass_matrix(q)))
+
+
 # -- seed 003, §4.1: lower body -----------------------------------------------------------------------------
 def test_seed003_lower_body(lower_body):
     mu, q4, (T, Tc, Ta, xi_I, xi_L, v_Sn) = lower_body

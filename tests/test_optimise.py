@@ -80,9 +80,10 @@ def test_compass_foot_radius():
 def test_biped_torso(lift_off):
     """Seed 003's conclusions come out: the torso aligned with the stance leg (q5 = 0) and, while the lift-off
     margin allows, the heaviest torso (μ_T = 2); a larger margin keeps q5 = 0 and lightens the torso until
-    v_Sn⁺ = margin."""
+    v_Sn⁺ = margin. One start is the massless torso μ_T = 0, a bound where the gradient is the one-sided
+    derivative of the limit μ_T → 0⁺."""
     problem = di.biped_torso(lift_off=lift_off)
-    res = _check_example(problem, [[0.4, 0.5], [0.1, 1.5], [0.25, 0.2]], 31)
+    res = _check_example(problem, [[0.4, 0.5], [0.1, 1.5], [0.25, 0.2], [0.3, 0.0]], 31)
     q5, mu_T = np.asarray(res.params[0])
     assert q5 == 0.0
     if lift_off == 0.05:
