@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 from difimpact._linalg import row_basis, solve, solve_lu, solve_spd
 
 from .helpers import central_difference
@@ -179,7 +180,8 @@ def test_vmapped_entry_points_call_no_lapack():
     assert _lapack_targets(biped_impact, jnp.full(3, 0.5)) == []
     assert _lapack_targets(lambda q: biped.accelerations(q, q), jnp.ones((3, 5))) == []
     assert _lapack_targets(lambda w: di.SevenLinkHuman().heel_strike_state(w)[1], -jnp.ones(3)) == []
-    assert _lapack_targets(lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3, -0.2), "Q"),
+    tip = di.Contact("Q", friction_law=di.Coulomb(0.75))
+    assert _lapack_targets(lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3, -0.2), tip),
                            jnp.full(3, 0.2)) == []
     # The check can fail: a vmapped jnp.linalg.solve lowers to LAPACK's getrf on CPU.
     if jax.default_backend() == "cpu":
@@ -194,6 +196,6 @@ def test_vmapped_compliant_phase_calls_no_lapack():
 
     def compliant(q3):
         q, qd = walker.pre_impact_state(q3, -0.2)
-        return di.compliant_impact(walker, q, qd, (di.seed000_tip_contact(),), max_steps=16, throw=False).peak_Fn
+        return di.compliant_impact(walker, q, qd, (seed000_tip_contact(),), max_steps=16, throw=False).peak_Fn
 
     assert _lapack_targets(compliant, jnp.full(3, 0.2)) == []
