@@ -333,6 +333,8 @@ CASES = [
     # -- finite input that overflows: an error, never inf/NaN results
     ("impact-overflow", lambda: di.impact(CW, Q, QDOT * BIG, stick="Q"), TRACED, "non-finite velocities, impulses"),
     ("constrained_impact-overflow", lambda: di.constrained_impact(M, A, QDOT * BIG), TRACED, "overflow"),
+    ("compliant_impact-overflow", lambda: _compliant(Q, QDOT * BIG), TRACED,
+     "the initial kinetic energy is not finite although the inputs are finite"),
     ("frictional_impact-overflow", lambda: di.frictional_impact(CW, Q, QDOT * BIG, TIP_RIGID), TRACED,
      "non-finite velocities, impulses or works"),
     ("kinetic_energy-overflow", lambda: CG.kinetic_energy(jnp.zeros(4), jnp.full(4, BIG)), EAGER,
@@ -374,7 +376,8 @@ CASES = [
 
 
 # The compliant run-time checks share one compiled solve (~30 s of compiling on 2 cores): marked slow.
-SLOW = {"compliant_impact-q-nan", "compliant_impact-separating", "compliant_impact-max_steps"}
+SLOW = {"compliant_impact-q-nan", "compliant_impact-separating", "compliant_impact-max_steps",
+        "compliant_impact-overflow"}
 
 
 @pytest.mark.parametrize("thunk, errors, match", [

@@ -11,7 +11,7 @@ from .._contact import AbstractSmoothFrictionLaw, Contact
 from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
 from .._hybrid import HybridResults, HybridSolution, solve_hybrid
 from .._models import AbstractPlanarModel
-from .._validation import as_float, check, count, flag, instance, positive, tolerance
+from .._validation import as_float, check, count, finite_result, flag, instance, positive, tolerance
 from .peak import peak_force
 from .dynamics import evaluate
 from .regimes import initial_modes, TOUCH
@@ -99,9 +99,12 @@ def _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history, 
 
 
 def _initial_state(system: CompliantContactSystem, qdot0: Velocity):
-    """The flat initial state, checked to be an impact (the first contact not already separating), and the
-    initial regimes."""
+    """The flat initial state, checked to be an impact (the first contact not already separating) with a finite
+    kinetic energy (no overflow), and the initial regimes."""
     n, k = system.q0.shape[0], len(system.contacts)
+    energy = system.model.tree().kinetic_energy(system.q0, qdot0)
+    qdot0 = finite_result("the initial kinetic energy", (qdot0, energy), "`q`, `qdot_minus` or the model's "
+                          "parameters")[0]
     y0 = jnp.concatenate([jnp.zeros(n), qdot0, jnp.zeros(5 * k)])
     e = evaluate(system.model, system.contacts, system.q0, y0, ContactModes.open(k))
     qdot0 = check(qdot0, (e.delta[0] >= -TOUCH) & (e.v_n[0] >= 0),
