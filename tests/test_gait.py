@@ -170,3 +170,16 @@ def test_reverse_mode_with_direct_adjoint(simplest):
     rev = eqx.filter_jit(jax.grad(speed))(jnp.asarray(0.009))
     fwd = eqx.filter_jit(jax.jacfwd(speed))(jnp.asarray(0.009))
     np.testing.assert_allclose(rev, fwd, rtol=1e-8)
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="`x`"):
+        di.stride(di.SimplestWalker(0.009), jnp.zeros(2))
+    with pytest.raises(TypeError, match="`walker`"):
+        di.stride(di.CrutchWalker(), jnp.zeros(3))
+    with pytest.raises(ValueError, match="`period`"):
+        di.periodic_gait(di.SimplestWalker(0.009), jnp.zeros(3), period=0)
+    with pytest.raises(ValueError, match="`slope`"):
+        di.SimplestWalker(2.0)
+    with pytest.raises(ValueError, match="`n_spokes`"):
+        di.RimlessWheel(2)
