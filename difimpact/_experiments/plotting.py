@@ -75,10 +75,14 @@ def line_panels(x, panels, labels, xlabel, ylabels, title, *, styles=None, zero_
 
 
 def _format(fmt: str) -> dict:
-    """Matplotlib keyword arguments of a format string such as ``"r-"``, ``"b--"``, ``"g-."``, ``"k:"``."""
-    colour = fmt[0] if fmt[:1].isalpha() else None
-    style = fmt[1:] if colour else fmt
-    return dict(ls=style or "-", **({"color": colour} if colour else {}))
+    """Matplotlib keyword arguments of a format string ``[colour][marker][line]`` such as ``"r-"``, ``"b--"``,
+    ``"g-."``, ``"k:"``, ``"o"`` (markers only) or ``"ko-"``."""
+    colour = next((c for c in fmt if c in "bgrcmykw"), None)
+    rest = fmt.replace(colour, "", 1) if colour else fmt
+    line = next((s for s in ("--", "-.", "-", ":") if s in rest), None)
+    marker = rest.replace(line, "", 1) if line else rest
+    return dict(ls=line or ("none" if marker else "-"), **({"marker": marker} if marker else {}),
+                **({"color": colour} if colour else {}))
 
 
 def method_panels(x, panels, xlabel, ylabels, title, *, note=""):
