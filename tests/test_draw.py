@@ -41,3 +41,16 @@ def test_bad_input_names_the_argument(walker_state):
         di.draw_model(walker, q[:3])
     with pytest.raises(ValueError, match="unknown point.*'Z'"):
         di.draw_model(walker, q, contacts=("Z",))
+
+
+def test_line_styles_with_markers_draw():
+    """Format strings with a marker and no line ('o') or all three parts ('ko-') draw as matplotlib does."""
+    from difimpact._experiments.plotting import line_panels
+
+    x = np.linspace(0.0, 1.0, 5)
+    fig = line_panels(x, [np.stack([x, x**2, x**3])], ["a", "b", "c"], "x", ["y"], "t",
+                      styles={0: "o", 1: "ko-", 2: "r--"})
+    lines = fig.axes[0].get_lines()
+    assert [(ln.get_marker(), ln.get_linestyle()) for ln in lines] == [("o", "None"), ("o", "-"), ("None", "--")]
+    assert lines[1].get_color() == "k" and lines[2].get_color() == "r"
+    plt.close(fig)
