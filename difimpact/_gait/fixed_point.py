@@ -3,6 +3,7 @@
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import lineax as lx
 import optimistix as optx
 
 from .._custom_types import Array, Float, Int, Scalar
@@ -51,6 +52,31 @@ class PeriodicGait(eqx.Module):
         return jnp.sum(self.strides.energy_loss, axis=-1) / jnp.sum(self.strides.step_length, axis=-1)
 
 
+class _ImplicitLU(lx.AbstractLinearSolver):
+    """:class:`SmallLU` for the implicit-function derivative ``(I − ∂P^p/∂x)^{-1} ∂P^p/∂p``, which optimistix
+    solves with ``throw=True``: at a failed gait (a non-finite or singular system) it returns zeros instead of
+    raising, so that one failed member does not stop a ``vmap``, ``sweep`` or optimiser run; the gait's
+    `result` flags it, and its derivatives are meaningless, like its values."""
+
+    lu: SmallLU = SmallLU()
+
+    def init(self, operator, options):
+        return self.lu.init(operator, options)
+
+    def compute(self, state, vector, options):
+        x, _, stats = self.lu.compute(state, vector, options)
+        return jnp.where(jnp.isfinite(x), x, 0.0), lx.RESULTS.successful, stats
+
+    def transpose(self, state, options):
+        return self.lu.transpose(state, options)
+
+    def conj(self, state, options):
+        return self.lu.conj(state, options)
+
+    def assume_full_rank(self):
+        return True
+
+
 def _steps(walker, x, period, options):
     """The ``period`` strides from ``x`` (Python loop: ``period`` is small and static), stacked, and the
     result of the first that failed."""
@@ -89,7 +115,8 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     - `throw`: raise on failure (else read `result`).
 
     **Returns:** a :class:`PeriodicGait`. Under ``jit``, ``vmap`` and ``jax.jacfwd``; ``jax.grad`` with
-    ``options.adjoint = diffrax.DirectAdjoint()``.
+    ``options.adjoint = diffrax.DirectAdjoint()``. A failed gait (see `result`) has finite, meaningless values
+    and meaningless derivatives; with ``throw=False`` it raises under ``jax.jacfwd`` no more than without.
     """
     if not isinstance(walker, AbstractWalker):
         raise TypeError(f"`walker` must be an AbstractWalker, got {type(walker).__name__}.")
@@ -103,7 +130,7 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
         return stride_power(w, x, period, options=options) - x
 
     sol = optx.root_find(residual, optx.Newton(rtol, atol, linear_solver=SmallLU()), x0, args=walker,
-                         max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=SmallLU()), throw=False)
+                         max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=_ImplicitLU()), throw=False)
     strides, step_result = _steps(walker, sol.value, period, options)
     # A failed step is reported first: Newton may "converge" onto the meaningless state of a fall.
     result = GaitResults.where(
