@@ -90,6 +90,22 @@ def _steps(walker, x, period, options):
     return jax.tree.map(lambda *a: jnp.stack(a), *out), result
 
 
+class _Newton(optx.Newton):
+    """Newton's method with the Jacobian of the residual from ``jax.jacfwd``: one pass through each step's
+    integration carrying the state and its ``k`` tangents. ``optx.Newton`` takes it from ``jax.linearize``,
+    which integrates each step twice, the state alone for the residual and then the state with its tangents for
+    the linear map (a while loop keeps no intermediates to linearise about). Here the step is
+    ``optx.Newton``'s on the residual's affine model at ``y``, which has the same value and Jacobian."""
+
+    def step(self, fn, y, args, options, state, tags):
+        def residual(z):
+            out = fn(z, args)  # (value, aux)
+            return out[0], out
+
+        jac, (fx, aux) = jax.jacfwd(residual, has_aux=True)(y)
+        return super().step(lambda z, _: (fx + jac @ (z - y), aux), y, args, options, state, tags)
+
+
 def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1, *,
                  options: StanceTolerances = StanceTolerances()) -> Float[Array, " k"]:
     """``P^p(x)``: the section state after `period` steps (failed steps give a finite, meaningless state)."""
@@ -129,7 +145,7 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     def residual(x, w):
         return stride_power(w, x, period, options=options) - x
 
-    sol = optx.root_find(residual, optx.Newton(rtol, atol, linear_solver=SmallLU()), x0, args=walker,
+    sol = optx.root_find(residual, _Newton(rtol, atol, linear_solver=SmallLU()), x0, args=walker,
                          max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=_ImplicitLU()), throw=False)
     strides, step_result = _steps(walker, sol.value, period, options)
     # A failed step is reported first: Newton may "converge" onto the meaningless state of a fall.
