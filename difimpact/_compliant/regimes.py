@@ -15,7 +15,8 @@ import jax.numpy as jnp
 from .._contact import AbstractElasticStickLaw, AbstractExactStickLaw, Contact
 from .._custom_types import Array, Float, Int
 from .._models import AbstractPlanarModel
-from .dynamics import ContactEvaluation, evaluate, friction_coefficients, law_is, stick_multiplier
+from .dynamics import (FreeMotion, friction_coefficients, free_motion, law_is, stick_multiplier,
+                       tangential_forces)
 from .events import ContactEvent
 from .state import ContactModes, MM, z_slice
 
@@ -23,22 +24,21 @@ REST = 1e-12  # a contact point slower than this [m/s] is at tangential rest (ro
 TOUCH = 1e-12  # residual [m] of placing a point on the ground
 
 
-def initial_modes(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y0, e: ContactEvaluation
-                  ) -> ContactModes:
-    """The regimes at the start, from the evaluation ``e`` of the initial state ``y0`` with every contact
-    open. The impacting (first) contact starts closed if it touches to within ``TOUCH``, the others only if
-    indented beyond it (an unloaded stance foot at ``δ = ±10⁻¹⁶`` starts open and closes at its onset event).
-    An elastic-stick contact starts in stick with ``z = 0``; an exact-stick one that starts loaded and at
-    rest sticks if its multiplier is inside the friction cone."""
-    active = (e.delta > TOUCH).at[0].set(e.delta[0] >= -TOUCH)
+def initial_modes(contacts: tuple[Contact, ...], free: FreeMotion, y0) -> ContactModes:
+    """The regimes at the start, from the :class:`~difimpact._compliant.dynamics.FreeMotion` ``free`` of the
+    initial state ``y0``. The impacting (first) contact starts closed if it touches to within ``TOUCH``, the
+    others only if indented beyond it (an unloaded stance foot at ``δ = ±10⁻¹⁶`` starts open and closes at its
+    onset event). An elastic-stick contact starts in stick with ``z = 0``; an exact-stick one that starts loaded
+    and at rest sticks if its multiplier is inside the friction cone."""
+    active = (free.delta > TOUCH).at[0].set(free.delta[0] >= -TOUCH)
     elastic = law_is(contacts, AbstractElasticStickLaw)
-    modes = ContactModes(active, active & elastic, jnp.where(e.v_t >= 0, 1.0, -1.0),
+    modes = ContactModes(active, active & elastic, jnp.where(free.v_t >= 0, 1.0, -1.0),
                          jnp.full(len(contacts), jnp.inf))
     for i, c in enumerate(contacts):
         if isinstance(c.friction_law, AbstractExactStickLaw):
-            lam = stick_multiplier(model, contacts, q0, y0, modes, i)
-            fn = evaluate(model, contacts, q0, y0, modes).F_n[i]
-            rest = jnp.abs(e.v_t[i]) <= REST
+            lam = stick_multiplier(contacts, free, y0, modes, i)
+            fn = free.F_n[i]
+            rest = jnp.abs(free.v_t[i]) <= REST
             sticks = active[i] & rest & (jnp.abs(lam) <= c.friction_law.mu * fn) & (fn > 0)
             modes = ContactModes(modes.active, modes.stick.at[i].set(sticks),
                                  modes.sigma.at[i].set(jnp.where(rest, -jnp.sign(lam), modes.sigma[i])),
@@ -55,8 +55,9 @@ def switch(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, t, y, 
     onset, separation = row == ContactEvent.ONSET, row == ContactEvent.SEPARATION
     to_stick, to_slide = row == ContactEvent.STICK, row == ContactEvent.SLIP
     exact, elastic = law_is(contacts, AbstractExactStickLaw), law_is(contacts, AbstractElasticStickLaw)
-    e = evaluate(model, contacts, q0, y, modes)
-    lam = jnp.stack([stick_multiplier(model, contacts, q0, y, modes, j) for j in range(k)])
+    free = free_motion(model, contacts, q0, y)
+    e = tangential_forces(contacts, free, y, modes)
+    lam = jnp.stack([stick_multiplier(contacts, free, y, modes, j) for j in range(k)])
     in_cone = jnp.abs(lam) <= friction_coefficients(contacts, AbstractExactStickLaw) * e.F_n
     sigma = jnp.select(
         [onset, to_stick, to_slide],

@@ -13,7 +13,7 @@ from .._hybrid import HybridResults, HybridSolution, solve_hybrid
 from .._models import AbstractPlanarModel
 from .._validation import as_float, check, count, finite_result, flag, instance, positive, tolerance
 from .peak import peak_force
-from .dynamics import evaluate
+from .dynamics import free_motion
 from .regimes import initial_modes, TOUCH
 from .state import ContactModes, MM, MS, PhaseState
 from .system import CompliantContactSystem
@@ -106,12 +106,11 @@ def _initial_state(system: CompliantContactSystem, qdot0: Velocity):
     qdot0 = finite_result("the initial kinetic energy", (qdot0, energy), "`q`, `qdot_minus` or the model's "
                           "parameters")[0]
     y0 = jnp.concatenate([jnp.zeros(n), qdot0, jnp.zeros(5 * k)])
-    e = evaluate(system.model, system.contacts, system.q0, y0, ContactModes.open(k))
-    qdot0 = check(qdot0, (e.delta[0] >= -TOUCH) & (e.v_n[0] >= 0),
-                  f"the first contact {system.contacts[0].point!r} starts in contact (δ ≥ 0) but is already "
-                  "separating (v_n ≥ 0): there is no impact to integrate.")
-    y0 = y0.at[n:2 * n].set(qdot0)
-    return y0, initial_modes(system.model, system.contacts, system.q0, y0, e)
+    free = free_motion(system.model, system.contacts, system.q0, y0)
+    y0 = check(y0, (free.delta[0] >= -TOUCH) & (free.v_n[0] >= 0),
+               f"the first contact {system.contacts[0].point!r} starts in contact (δ ≥ 0) but is already "
+               "separating (v_n ≥ 0): there is no impact to integrate.")
+    return y0, initial_modes(system.contacts, free, y0)
 
 
 def _default_solver(contacts: tuple[Contact, ...]) -> diffrax.AbstractSolver:
@@ -120,7 +119,7 @@ def _default_solver(contacts: tuple[Contact, ...]) -> diffrax.AbstractSolver:
     return diffrax.Kvaerno5() if smooth else diffrax.Tsit5()
 
 
-def _solution(system: CompliantContactSystem, sol: HybridSolution, history: bool) -> CompliantSolution:
+def _solution(system: CompliantContactSystem, sol: HybridSolution) -> CompliantSolution:
     """The solution in SI units, with the interpolated peak force of each contact."""
     n, k = system.q0.shape[0], len(system.contacts)
     rec = sol.records
@@ -133,7 +132,7 @@ def _solution(system: CompliantContactSystem, sol: HybridSolution, history: bool
         final_stick=sol.mode.stick & sol.mode.active, n_phases=sol.n_phases, n_steps=sol.n_steps,
         result=CompliantResults.promote(sol.result),
         history=History(sol.ts * MS, rec.normal_force, rec.tangential_force, rec.normal_velocity,
-                        rec.tangential_velocity, rec.normal_force_rate) if history else None,
+                        rec.tangential_velocity, rec.normal_force_rate) if system.history else None,
     )
 
 
@@ -192,7 +191,7 @@ def compliant_impact(
                                                        throw)
     q = as_float("q", q, shape=(model.n,))
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
-    system = CompliantContactSystem(model, contacts, q, end)
+    system = CompliantContactSystem(model, contacts, q, end, history)
     y0, modes0 = _initial_state(system, qdot_minus)
     sol = solve_hybrid(
         system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS,
@@ -200,7 +199,7 @@ def compliant_impact(
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
         max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True,
     )
-    out = _solution(system, sol, history)
+    out = _solution(system, sol)
     if throw:
         out = out.result.error_if(out, out.result != CompliantResults.successful)
     return out

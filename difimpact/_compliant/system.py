@@ -14,24 +14,27 @@ from .state import ContactModes, MS
 
 
 class StepRecord(eqx.Module):
-    """Per contact at an accepted step: ``F_n, F_t`` [N], ``v_n, v_t`` [m/s] and ``dF_n/dt`` [N/s]."""
+    """Per contact at an accepted step: ``F_n`` [N] and ``dF_n/dt`` [N/s] (the peak force), and with the
+    history also ``F_t`` [N], ``v_n, v_t`` [m/s] (else ``None``)."""
 
     normal_force: Float[Array, " k"]
-    tangential_force: Float[Array, " k"]
-    normal_velocity: Float[Array, " k"]
-    tangential_velocity: Float[Array, " k"]
     normal_force_rate: Float[Array, " k"]
+    tangential_force: Float[Array, " k"] | None
+    normal_velocity: Float[Array, " k"] | None
+    tangential_velocity: Float[Array, " k"] | None
 
 
 class CompliantContactSystem(AbstractHybridSystem):
     """A model with compliant ground contacts, integrated from ``q0`` in the flat state of
     :class:`~difimpact._compliant.state.PhaseState`, with the regimes :class:`ContactModes`, ended by the
-    first contact's end of compression (``end="compression"``) or separation (``end="separation"``)."""
+    first contact's end of compression (``end="compression"``) or separation (``end="separation"``); its
+    records are a :class:`StepRecord`, the whole of it with ``history``."""
 
     model: AbstractPlanarModel
     contacts: tuple[Contact, ...]
     q0: Config
     end: str = eqx.field(static=True)
+    history: bool = eqx.field(static=True)
 
     def vector_field(self, t, y, mode: ContactModes):
         e = evaluate(self.model, self.contacts, self.q0, y, mode)
@@ -50,4 +53,7 @@ class CompliantContactSystem(AbstractHybridSystem):
 
     def record(self, t, y, mode: ContactModes) -> StepRecord:
         e = evaluate(self.model, self.contacts, self.q0, y, mode)
-        return StepRecord(e.F_n, e.F_t, e.v_n, e.v_t, normal_force_rates(self.model, self.contacts, e))
+        rate = normal_force_rates(self.contacts, e)
+        if not self.history:
+            return StepRecord(e.F_n, rate, None, None, None)
+        return StepRecord(e.F_n, rate, e.F_t, e.v_n, e.v_t)
