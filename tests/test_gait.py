@@ -106,7 +106,7 @@ def _saltation_jacobian(w, x):
     y_minus = flow(y0)
     Phi = jax.jacfwd(flow)(y0)
     f = system.vector_field(0.0, y_minus, 0)
-    dg = jax.grad(lambda y: system.event_components(0.0, y, 0)[0])(y_minus)
+    dg = jax.grad(lambda y: system.event_components(0.0, y, 1)[0])(y_minus)
     S = jnp.eye(y0.shape[0]) - jnp.outer(f, dg) / (dg @ f)
     return jax.jacfwd(reset)(y_minus) @ S @ Phi @ jax.jacfwd(start)(x)
 

@@ -70,11 +70,19 @@ class StanceTolerances(eqx.Module):
     adjoint: diffrax.AbstractAdjoint = diffrax.ForwardMode()
 
 
+_STRIKE, _STOPPED, _DOWN = 0, 1, 2
+_CLEARANCE = 1e-6  # strike gap [rad] that arms the heel strike
+
+
 class StanceSystem(AbstractHybridSystem):
     """Single support of a walker as a hybrid system in the time ``s = t / √(l/g)``: state
-    ``y = (θ, dθ/ds)``, one mode, three event components (positive during the step): the heel-strike gap
-    (:meth:`AbstractWalker.strike_gap`), the stance leg's rate ``q̇3`` (zero: it stops and falls back) and
-    ``cos q3`` (zero: the stance leg lies on the ground)."""
+    ``y = (θ, dθ/ds)``, three event components (positive during the step) and two modes, the heel strike
+    disarmed (0) or armed (1). The first component is, disarmed, ``δ − gap`` and, armed, the heel-strike gap
+    ``gap`` (:meth:`AbstractWalker.strike_gap`, ``δ = 10⁻⁶``): the step starts armed when its gap exceeds ``δ``,
+    else (a compass walker, whose gap starts at zero) the gap must first rise above ``δ``, and the heel strike
+    is its next zero. The other components are the stance leg's rate ``q̇3`` (zero: it stops and falls back)
+    and ``cos q3`` (zero: the stance leg lies on the ground). The state is continuous and the vector field the
+    same in both modes, so arming changes neither the stride map nor its derivatives."""
 
     walker: AbstractWalker
 
@@ -91,23 +99,27 @@ class StanceSystem(AbstractHybridSystem):
 
     def event_components(self, t, y, mode):
         theta, rate = self._split(y)
+        gap = self.walker.strike_gap(theta)
+        strike = jnp.where(mode == 1, gap, _CLEARANCE - gap)
         # The engine arms every component at +_ARM: offset by it, the heel strike is found at a zero gap.
-        return jnp.stack([self.walker.strike_gap(theta), rate[0], jnp.cos(theta[0])]) - _ARM
+        return jnp.stack([strike, rate[0], jnp.cos(theta[0])]) - _ARM
 
     def transition(self, t, y, mode, event):
-        return y, mode, jnp.asarray(True)
+        return y, jnp.ones_like(mode), (mode == 1) | (event != _STRIKE)
 
-
-_STRIKE, _STOPPED, _DOWN = 0, 1, 2
+    def initial_mode(self, y):
+        """Armed (1) when the step starts with its gap above ``δ``."""
+        theta, _ = self._split(y)
+        return jnp.where(self.walker.strike_gap(theta) > _CLEARANCE, 1, 0).astype(jnp.int32)
 
 
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
-    """Single support on the hybrid-phase engine until its first event: ``(s, y, event index, failed)`` (the
-    index is −1 without an event; `failed`: step limit or solver failure)."""
+    """Single support on the hybrid-phase engine until heel strike or a fall: ``(s, y, event index, failed)``
+    (the index is −1 without an event; `failed`: step limit or solver failure)."""
     sol = solve_hybrid(
-        system, jnp.zeros((), y0.dtype), y0, jnp.zeros((), jnp.int32), t_max=options.t_max, solver=diffrax.Tsit5(),
+        system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=options.t_max, solver=diffrax.Tsit5(),
         stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),
-        max_steps=options.max_steps, max_phases=1, adjoint=options.adjoint,
+        max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
     )
     event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
     failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)

@@ -17,10 +17,13 @@ class AbstractCompassWalker(AbstractWalker):
     """Two legs joined at the hip, coordinates ``q = [q1, q2, q3, q4]`` as in :class:`CompassGait`.
 
     The section state is ``x = (q3, q̇3, q̇4)`` just after heel strike (``q4 = 2 q3``). Heel strike is
-    ``q4 = 2 q3 > 0``: the swing foot meets the ground ahead of the stance foot. :meth:`strike_gap` is
-    ``|q4| − 2 q3``, positive from the start of the step (``q4 = 2 q3 < 0``) and zero only there: the swing foot's
-    passage through the ground near mid-stance (where ``|q4 − q3| < |q3|``, foot scuffing) is no zero of it, so
-    it is ignored, as in the literature (Garcia et al. 1998; Goswami, Thuilot & Espiau 1998).
+    ``q4 = 2 q3 > 0``: the swing foot meets the ground ahead of the stance foot, the legs in mirror posture.
+    :meth:`strike_gap` is ``q4 − 2 q3``, the swing leg's lead over the mirror image of the stance leg: zero at
+    the start of the step, negative while the swing leg trails it, positive once it has overtaken it, zero again
+    at heel strike. :func:`~difimpact.stride` arms the heel strike once the gap has risen above zero,
+    so the swing foot's passage through the ground near mid-stance (where ``|q4 − q3| < |q3|``, foot scuffing),
+    before or after the stance leg passes the slope normal, is ignored, as in the literature (Garcia et al.
+    1998; Goswami, Thuilot & Espiau 1998).
     """
 
     section_names = ("q3", "q3dot", "q4dot")
@@ -32,7 +35,7 @@ class AbstractCompassWalker(AbstractWalker):
         return jnp.concatenate([theta[:1], theta_dot])
 
     def strike_gap(self, theta: Float[Array, " 2"]) -> Scalar:
-        return jnp.abs(theta[1]) - 2 * theta[0]
+        return theta[1] - 2 * theta[0]
 
     def swap(self, theta: Float[Array, " 2"]) -> Float[Array, " 2"]:
         """The swing leg becomes the stance leg: ``(q3, q4) ↦ (q3 − q4, −q4)``."""

@@ -59,7 +59,8 @@ class AbstractWalker(AbstractPlanarModel):
 
     @abc.abstractmethod
     def strike_gap(self, theta: Float[Array, " j"]) -> Scalar:
-        """A function of ``θ`` that is positive during the step and reaches zero at heel strike."""
+        """A function of ``θ`` whose zero is the heel strike: it is positive before it, and a step that starts
+        with it at zero (or below) ends at its first zero after it has become positive."""
 
     @abc.abstractmethod
     def swap(self, theta: Float[Array, " j"]) -> Float[Array, " j"]:
