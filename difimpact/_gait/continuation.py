@@ -1,5 +1,5 @@
-"""Continuation of periodic gaits in one parameter, with detection of period doubling, folds and the loss of
-the trailing foot's lift-off, and switching to the period-2 branch at a period doubling."""
+"""Pseudo-arclength continuation of periodic gaits in one parameter: folds, period doublings and the loss of
+the trailing foot's lift-off, located on the branch; switching to the period-2 branch at a period doubling."""
 
 import dataclasses
 from typing import Callable
@@ -9,18 +9,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._linalg import solve_lu
 from .._models.walker import AbstractWalker
-from .fixed_point import periodic_gait, stride_power
-from .stability import eigenvalues
-from .stride import GaitResults, StanceTolerances
+from .stride import GaitResults, StanceTolerances, stride
 
 
 @dataclasses.dataclass(frozen=True)
 class BranchPoint:
     """One gait on a branch: the parameter `p`, the fixed point `x`, its `multipliers`, `step_time` (mean over
     the period), `step_length`, `speed`, `energy_loss` (mean per step), the trailing foot's smallest
-    post-impact normal velocity `trailing_velocity`, each step's duration `step_times` and `kind`: ``"orbit"``, ``"period-doubling"``,
-    ``"fold"`` or ``"lift-off"`` (the trailing foot stops lifting off)."""
+    post-impact normal velocity `trailing_velocity`, each step's duration `step_times` and `kind`: ``"orbit"``,
+    ``"period-doubling"`` (a multiplier at −1), ``"fold"`` (a multiplier at +1, the branch turns back in `p`)
+    or ``"lift-off"`` (the trailing foot stops lifting off: the branch ends)."""
 
     p: float
     x: np.ndarray
@@ -39,108 +39,286 @@ class BranchPoint:
         return float(np.max(np.abs(self.multipliers)))
 
 
+class _Correction(eqx.Module):
+    """A corrected point ``y = (x, p)``: the residual ``F(y) = P^k(x; p) − x``, its Jacobian
+    ``[∂P^k/∂x − I, ∂P^k/∂p]`` (forward mode through the steps), the steps' data and the outcome."""
+
+    y: jax.Array
+    jacobian: jax.Array
+    step_times: jax.Array
+    step_length: jax.Array
+    energy_loss: jax.Array
+    trailing_velocity: jax.Array
+    result: GaitResults
+    num_steps: jax.Array
+
+
+def _evaluate(make_walker, y, period, slots, options):
+    """``F(y)``, ``∂F/∂y`` and the steps' data. The `period` steps run in a loop with a traced trip count, so
+    every period up to `slots` shares one compilation (one stride in the graph)."""
+
+    def residual(y):
+        x, walker = y[:-1], make_walker(y[-1])
+
+        def step(i, carry):
+            x, times, length, loss, trailing, result = carry
+            s = stride(walker, x, options=options)
+            result = GaitResults.where(result == GaitResults.successful, s.result, result)
+            return (s.x, times.at[i].set(s.step_time), length + s.step_length, loss + s.energy_loss,
+                    jnp.minimum(trailing, s.trailing_velocity), result)
+
+        zero = jnp.zeros((), y.dtype)
+        init = (x, jnp.zeros(slots, y.dtype), zero, zero, zero + jnp.inf, GaitResults.successful)
+        x_end, *data = jax.lax.fori_loop(0, period, step, init)
+        return x_end - x, (x_end - x, data)
+
+    return jax.jacfwd(residual, has_aux=True)(y)
+
+
 @eqx.filter_jit
-def _solve(make_walker, p, x0, period, options):
-    """The gait at ``p`` from the guess ``x0``, ``∂P^p/∂x`` and ``∂P^p/∂p`` at it."""
-    walker = make_walker(p)
-    gait = periodic_gait(walker, x0, period=period, options=options)
-    J = jax.jacfwd(lambda x: stride_power(walker, x, period, options=options))(gait.x)
-    dPdp = jax.jacfwd(lambda q: stride_power(make_walker(q), gait.x, period, options=options))(p)
-    return gait, J, dPdp
+def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps):
+    r"""Newton's method on the augmented system ``F(y) = 0``, ``normalᵀ (y − y_pred) = 0`` from ``y_pred``,
+    with the unrolled LU (:func:`difimpact._linalg.solve_lu`). It stops at the first iterate whose Newton
+    step is below ``tol (1 + |y|)``, so the Jacobian and the data belong to the returned point."""
+
+    def body(carry):
+        y, _, n, _, _ = carry
+        jacobian, (residual, (times, length, loss, trailing, result)) = _evaluate(make_walker, y, period, slots,
+                                                                                  options)
+        a = jnp.concatenate([jacobian, normal[None]])
+        delta, pivot = solve_lu(a, -jnp.append(residual, normal @ (y - y_pred)))
+        ok = (result == GaitResults.successful) & (pivot > 0) & jnp.all(jnp.isfinite(delta))
+        done = ~ok | (jnp.max(jnp.abs(delta)) <= tol * (1 + jnp.max(jnp.abs(y))))
+        point = _Correction(y, jacobian, times, length, loss, trailing,
+                            GaitResults.where(ok, GaitResults.successful, result), n + 1)
+        return jnp.where(done, y, y + delta), point, n + 1, done, ok
+
+    def cond(carry):
+        _, _, n, done, _ = carry
+        return ~done & (n < max_steps)
+
+    blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(lambda y: body((y, None, 0, False, True))[1], y_pred))
+    _, point, _, done, ok = jax.lax.while_loop(cond, body, (y_pred, blank, jnp.array(0), jnp.array(False),
+                                                            jnp.array(True)))
+    failed = GaitResults.where(point.result == GaitResults.successful, GaitResults.no_fixed_point, point.result)
+    return eqx.tree_at(lambda c: c.result, point, GaitResults.where(done & ok, GaitResults.successful, failed))
 
 
-def _point(make_walker, p, x0, period, options, kind="orbit"):
-    gait, J, dPdp = _solve(make_walker, jnp.asarray(p, float), jnp.asarray(x0), period, options)
-    if gait.result != GaitResults.successful:
-        return None, gait.result
-    J = np.asarray(J)
-    tangent = np.linalg.solve(np.eye(J.shape[0]) - J, np.asarray(dPdp))  # dx*/dp, implicit-function theorem
-    s = gait.strides
-    point = BranchPoint(float(p), np.asarray(gait.x), np.asarray(eigenvalues(jnp.asarray(J))),
-                        float(gait.step_time), float(gait.step_length), float(gait.speed), float(gait.energy_loss),
-                        float(jnp.min(s.trailing_velocity)), period, np.asarray(s.step_time), kind)
-    return point, (J, tangent)
+@dataclasses.dataclass
+class _Node:
+    """A point on the arc: `y = (x, p)`, `DF`, the unit `tangent` and the :class:`BranchPoint`."""
+
+    y: np.ndarray
+    jacobian: np.ndarray
+    tangent: np.ndarray
+    point: BranchPoint
 
 
-def _crossing(J, value):
-    """``det(J − value I)``: changes sign when a real multiplier crosses `value`."""
-    return float(np.linalg.det(J - value * np.eye(J.shape[0])))
+@dataclasses.dataclass(frozen=True)
+class _Branch:
+    """The fixed problem of one branch: walker family, period and solver settings."""
+
+    make_walker: Callable
+    period: int
+    options: StanceTolerances
+    tol: float
+    newton_steps: int
+
+    def correct(self, y_pred, normal, orient, kind="orbit"):
+        """The corrected point nearest `y_pred` on ``normalᵀ (y − y_pred) = 0`` with its tangent oriented by
+        `orient`, or ``(None, result)``."""
+        slots = 1 << max(1, (self.period - 1).bit_length())  # periods 1 and 2 share one compilation
+        c = _correct(self.make_walker, jnp.asarray(y_pred, float), jnp.asarray(normal, float),
+                     jnp.asarray(self.period), slots, self.options, self.tol, self.newton_steps)
+        if c.result != GaitResults.successful:
+            return None, c.result
+        y, jacobian = np.asarray(c.y), np.asarray(c.jacobian)
+        k = y.shape[0] - 1
+        # Allgower & Georg (1990), §2.1: the tangent solves [DF; orientᵀ] t = e_{k+1}, so orientᵀ t > 0.
+        t = np.linalg.solve(np.vstack([jacobian, orient]), np.eye(k + 1)[-1])
+        times = np.asarray(c.step_times)[: self.period]
+        length = float(c.step_length)
+        point = BranchPoint(float(y[-1]), y[:-1], np.linalg.eigvals(jacobian[:, :k] + np.eye(k)),
+                            float(np.mean(times)), length / self.period, length / float(np.sum(times)),
+                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, kind)
+        return _Node(y, jacobian, t / np.linalg.norm(t), point), c.result
+
+    def along(self, a: _Node, s):
+        """The corrected point at arclength `s` from `a` along its tangent (Keller's pseudo-arclength condition
+        ``t_aᵀ (y − y_a) = s``)."""
+        return self.correct(a.y + s * a.tangent, a.tangent, a.tangent)[0]
+
+    def at_parameter(self, a: _Node, b: _Node, p):
+        """The corrected point at parameter `p` between `a` and `b` (natural-parameter corrector)."""
+        w = (p - a.y[-1]) / (b.y[-1] - a.y[-1])
+        normal = np.eye(a.y.shape[0])[-1]
+        return self.correct((1 - w) * a.y + w * b.y, normal, a.tangent)[0]
 
 
-def _bisect(make_walker, a, b, fa, test, period, options, steps):
-    """Bisection in the parameter between branch points `a` and `b` for a sign change of ``test``."""
-    lo, hi, x = a.p, b.p, a.x
-    found = None
+def _fold_test(node):
+    """The tangent's parameter component: it changes sign at a fold (``det(I − ∂P/∂x)`` does too)."""
+    return node.tangent[-1]
+
+
+def _flip_test(node):
+    """``det(∂P/∂x + I)``: changes sign when a real multiplier crosses −1 (period doubling)."""
+    k = node.y.shape[0] - 1
+    return np.linalg.det(node.jacobian[:, :k] + 2 * np.eye(k))
+
+
+def _lift_off_test(node):
+    """The trailing foot's post-impact normal velocity (positive while it lifts off)."""
+    return node.point.trailing_velocity
+
+
+_TESTS = {"fold": _fold_test, "period-doubling": _flip_test, "lift-off": _lift_off_test}
+
+
+def _locate(branch, a, s_b, f_a, f_b, test, steps):
+    """The zero of ``test`` between `a` (arclength 0) and arclength `s_b` along `a`'s tangent, by the Illinois
+    variant of regula falsi (bisection where the corrector fails or `f_b` is unknown: ``None``); the last
+    point found, or `None`."""
+    lo, hi, f_lo, f_hi, found, side = 0.0, s_b, f_a, f_b, None, 0
     for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        pt, aux = _point(make_walker, mid, x, period, options)
-        if pt is None:
-            hi = mid
+        s = 0.5 * (lo + hi) if f_hi is None else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        node = branch.along(a, s)
+        if node is None:  # beyond the end of the branch: on `b`'s side
+            hi, f_hi = s, None
             continue
-        found, x = pt, pt.x
-        lo, hi = (mid, hi) if np.sign(test(pt, aux)) == np.sign(fa) else (lo, mid)
+        found, f = node, test(node)
+        if f == 0:
+            break
+        if np.sign(f) == np.sign(f_lo):
+            lo, f_lo = s, f
+            if side == 1 and f_hi is not None:
+                f_hi /= 2
+            side = 1
+        else:
+            hi, f_hi = s, f
+            if side == -1:
+                f_lo /= 2
+            side = -1
     return found
+
+
+def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bisections):
+    """The period-2 branch born at the period doubling `pd`: Newton on ``P²(x) = x`` on the hyperplane
+    ``vᵀ (x − x_pd) = ε`` (``v`` the eigenvector of the multiplier −1, where the bifurcating branch is tangent to
+    ``v``: Kuznetsov 2004, §7.4), then continued away from `pd`."""
+    k = pd.y.shape[0] - 1
+    lam, vecs = np.linalg.eig(pd.jacobian[:, :k] + np.eye(k))
+    v = np.append(np.real(vecs[:, np.argmin(np.abs(lam + 1))]), 0.0)
+    v /= np.linalg.norm(v)
+    double = dataclasses.replace(branch, period=2 * branch.period)
+    for eps in (1e-2, 3e-3, 3e-2):
+        start, _ = double.correct(pd.y + eps * v, v, v)
+        if start is not None and np.ptp(start.point.step_times) > 1e-6 * np.max(start.point.step_times):
+            return _trace(double, start, step, lo, hi, min_step, max_step, max_points, bisections, False)
+    return []
+
+
+def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, switch):
+    """Pseudo-arclength continuation from node `a` along its tangent while ``lo ≤ p ≤ hi``."""
+    points, doubled = [a.point], []
+    while len(points) < max_points:
+        b, result = branch.correct(a.y + h * a.tangent, a.tangent, a.tangent)
+        if b is not None and a.tangent @ b.tangent < 0.95 and h / 2 >= min_step:
+            b = None  # the tangent turned by more than 18°: the step is too long to follow the branch
+        if b is None:
+            if result == GaitResults.trailing_foot_stays:
+                end = _locate(branch, a, h, _lift_off_test(a), None, _lift_off_test, bisections)
+                points.append(dataclasses.replace((end or a).point, kind="lift-off"))
+                break
+            if h / 2 < min_step:
+                break
+            h /= 2
+            continue
+        outside = not lo <= b.y[-1] <= hi
+        if outside:
+            b = branch.at_parameter(a, b, hi if b.y[-1] > hi else lo)
+            if b is None:
+                break
+        s_b = a.tangent @ (b.y - a.y)
+        for kind, test in _TESTS.items():
+            f_a, f_b = test(a), test(b)
+            if np.sign(f_a) != np.sign(f_b):
+                hit = _locate(branch, a, s_b, f_a, f_b, test, bisections)
+                if hit is not None:
+                    points.append(dataclasses.replace(hit.point, kind=kind))
+                    if kind == "period-doubling" and switch:
+                        doubled += _switch(branch, hit, lo, hi, h, min_step, max_step, max_points, bisections)
+        points.append(b.point)
+        if outside:
+            break
+        a, h = b, min(1.5 * h, max_step)
+    return points + doubled
 
 
 def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: float, p1: float, *,
                   period: int = 1, step: float | None = None, min_step: float | None = None,
-                  max_points: int = 200, bisections: int = 20, switch: bool = True,
+                  max_step: float | None = None, max_points: int = 200, bisections: int = 20, switch: bool = True,
                   options: StanceTolerances = StanceTolerances()) -> list[BranchPoint]:
-    r"""Follow the periodic gait of ``make_walker(p)`` from ``p0`` toward ``p1``.
+    r"""Follow the periodic gait of ``make_walker(p)`` from ``p0`` (Newton from `x0`) toward ``p1``, by
+    pseudo-arclength continuation of the curve ``F(x, p) = P^k(x; p) − x = 0`` in ``y = (x, p)``.
 
-    Predictor: the implicit-function tangent ``dx*/dp = (I − ∂P/∂x)^{-1} ∂P/∂p``; corrector: Newton
-    (:func:`periodic_gait`); step control: the step halves when the corrector fails (down to `min_step`) and
-    grows by 1.5 after a success. Between consecutive points a sign change of ``det(∂P/∂x + I)`` (a multiplier
-    through −1: period doubling), of ``det(∂P/∂x − I)`` (through +1: fold) or of the trailing foot's
-    post-impact normal velocity (lift-off lost) is located by bisection and added as a point of that `kind`.
-    With `switch`, a period doubling starts the period-2 branch from ``x ± ε v`` (``v`` the eigenvector of the
-    multiplier −1), continued to ``p1`` and appended. Runs in Python around jitted solves (one compilation per
-    `period`); eigenvectors and tangents use NumPy outside any ``vmap``.
+    **Predictor**: a step ``h`` along the unit tangent ``t``, the null vector of
+    ``DF = [∂P^k/∂x − I, ∂P^k/∂p]`` oriented by the previous tangent (``[DF; t_prevᵀ] t = e_{k+1}``, so
+    ``t_prevᵀ t > 0``). **Corrector**: Newton's method on ``F(y) = 0``, ``tᵀ (y − y_prev) = h`` (Keller's
+    pseudo-arclength condition), with ``DF`` by forward-mode differentiation through the steps and the unrolled
+    LU solve, jitted once for all points (and shared by periods 1 and 2) (Allgower & Georg 1990, *Numerical
+    Continuation Methods*, §§2–6; Seydel 2010, *Practical Bifurcation and Stability Analysis*, §4.4). Unlike
+    continuation in ``p`` itself this passes turning points. **Step control**: ``h`` halves when the corrector
+    fails or the tangent turns by more than 18° (down to `min_step`) and grows by 1.5 after a success (up to
+    `max_step`).
 
-    **Returns:** the branch points in order (the period-2 branch follows, its points with ``period = 2``).
+    **Test functions** between consecutive points, each zero located on the arc by the Illinois regula falsi in
+    the arclength from the earlier point (at most `bisections` corrections) and inserted as a point of that
+    `kind` (Seydel 2010, §5.3; Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §10.2):
+
+    - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1 (``det(I − ∂P^k/∂x)``
+      changes sign with it); the continuation goes on along the other branch;
+    - ``"period-doubling"``: ``det(∂P^k/∂x + I)`` changes sign — a real multiplier crosses −1. With `switch`,
+      the period-``2k`` branch born there is found by Newton on ``P^{2k}(x) = x`` at ``x + ε v`` (``v`` the
+      eigenvector of −1) and continued away from it (no further switching);
+    - ``"lift-off"``: the trailing foot's post-impact normal velocity reaches zero. Beyond it the step ends in
+      double support (:attr:`GaitResults.trailing_foot_stays`), so the boundary is found by bisection between
+      the last gait and the failed corrector, and the branch ends there.
+
+    The branch also ends where it leaves ``[min(p0, p1), max(p0, p1)]`` (the last point lies exactly on the
+    bound, by a corrector in ``p``), where the corrector fails at `min_step`, or after `max_points` points.
+    Eigenvalues and tangents use NumPy outside any ``vmap``.
+
+    **Arguments:**
+
+    - `make_walker`: ``p ↦`` an :class:`~difimpact.AbstractWalker`; a function (held static by the jit) or a
+      pytree such as ``jax.tree_util.Partial`` whose array leaves are traced, so that families differing only in
+      those arrays share one compilation.
+    - `x0`: guess of the fixed point at `p0`; `p0`, `p1`: start and end of the parameter range.
+    - `period`: ``k``, the number of steps of the gait.
+    - `step`: first arclength step ``‖Δ(x, p)‖`` (default ``|p1 − p0| / 20``; its sign is ignored); `min_step`
+      (default ``|step| / 256``), `max_step` (default ``4 |step|``).
+    - `max_points`: points per branch; `bisections`: corrections per located point.
+    - `switch`: follow the period-2 branch at each period doubling.
+    - `options`: :class:`StanceTolerances` of the steps.
+
+    **Returns:** the branch points in arclength order, located points included; each period-2 branch follows
+    the whole period-1 branch, its points with ``period = 2k``.
     """
-    step = (p1 - p0) / 20 if step is None else step
-    min_step = abs(step) / 256 if min_step is None else min_step
-    point, aux = _point(make_walker, p0, x0, period, options)
-    if point is None:
-        raise ValueError(f"no periodic gait at p0 = {p0} from the initial guess `x0`.")
-    branch, h = [point], step
-    direction = np.sign(p1 - p0)
-    tests = {"period-doubling": lambda pt, a: _crossing(a[0], -1.0), "fold": lambda pt, a: _crossing(a[0], 1.0),
-             "lift-off": lambda pt, a: pt.trailing_velocity}
-    while len(branch) < max_points and direction * (p1 - point.p) > 1e-14:
-        h = direction * min(abs(h), abs(p1 - point.p))
-        new, new_aux = _point(make_walker, point.p + h, point.x + h * aux[1], period, options)
-        if new is None:
-            if abs(h) / 2 < min_step:
-                # the corrector cannot pass: the trailing foot stays down, or a turning point of the branch
-                stays = new_aux == GaitResults.trailing_foot_stays
-                branch.append(dataclasses.replace(point, kind="lift-off" if stays else "fold"))
-                break
-            h /= 2
-            continue
-        for kind, test in tests.items():
-            fa, fb = test(point, aux), test(new, new_aux)
-            if np.sign(fa) != np.sign(fb):
-                hit = _bisect(make_walker, point, new, fa, test, period, options, bisections)
-                if hit is not None:
-                    branch.append(dataclasses.replace(hit, kind=kind))
-                    if kind == "period-doubling" and switch and period == 1:
-                        p_start = hit.p + 0.25 * (new.p - hit.p)
-                        branch += _switch(make_walker, hit, p_start, p1, bisections, options)
-        branch.append(new)
-        point, aux, h = new, new_aux, 1.5 * h
-    return branch
-
-
-def _switch(make_walker, pd: BranchPoint, p_start, p1, bisections, options):
-    """The period-2 branch born at the period doubling `pd`, from ``x ± ε v`` at ``p_start``."""
-    J, _ = _point(make_walker, pd.p, pd.x, 1, options)[1]
-    lam, vecs = np.linalg.eig(J)
-    v = np.real(vecs[:, np.argmin(np.abs(lam + 1))])
-    for eps in (1e-2, 3e-2, -1e-2, -3e-2):
-        start, _ = _point(make_walker, p_start, pd.x + eps * v, 2, options)
-        if start is not None and np.max(np.abs(start.x - pd.x)) > 1e-4:  # not the period-1 gait again
-            return continue_gait(make_walker, start.x, p_start, p1, period=2, switch=False,
-                                 bisections=bisections, options=options)
-    return []
+    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
+    if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
+        raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
+    x0 = np.asarray(x0, dtype=float)
+    if x0.ndim != 1:
+        raise ValueError(f"`x0` must be a vector (the section state), got shape {x0.shape}.")
+    step = abs(p1 - p0) / 20 if step is None else abs(step)
+    min_step = step / 256 if min_step is None else min_step
+    max_step = 4 * step if max_step is None else max_step
+    branch = _Branch(make_walker, period, options, 1e-11, 12)
+    k = x0.shape[0]
+    toward = np.eye(k + 1)[-1] * np.sign(p1 - p0)
+    start, result = branch.correct(np.append(x0, p0), np.eye(k + 1)[-1], toward)
+    if start is None:
+        raise ValueError(f"no periodic gait at `p0` = {p0} from the guess `x0`: {GaitResults[result]}")
+    return _trace(branch, start, step, min(p0, p1), max(p0, p1), min_step, max_step, max_points, bisections,
+                  switch)
