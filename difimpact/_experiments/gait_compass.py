@@ -1,7 +1,9 @@
 """Periodic passive gaits of the compass biped: the period-doubling cascade of Goswami, Thuilot & Espiau (1998)
 and the round-footed walker of seed 001."""
 
+import jax.numpy as jnp
 import numpy as np
+from jax.tree_util import Partial
 
 from .._gait.continuation import continue_gait
 from .._models import CompassGait
@@ -17,12 +19,16 @@ GOSWAMI = Reference(("A. Goswami", "B. Thuilot", "B. Espiau"),
 X_3DEG = np.array([-0.271, 1.092, 0.715])
 
 
-def _compass(slope, R=0.0):
+def _compass(base, varied, p):
+    """The walker of both experiments at ``(slope, R) = base`` with the `varied` entry set to ``p``."""
+    slope, R = jnp.where(varied, p, base)
     return CompassGait(l=1.0, m=5.0, b=0.5, m_H=10.0, R=R, g=9.81, slope=slope)
 
 
-def _slope_walker(slope):
-    return _compass(slope)
+# Families in the slope (point feet) and in R (3°): arrays, not constants of the function, so that both
+# continuations share one compilation.
+SLOPE_WALKER = Partial(_compass, np.array([0.0, 0.0]), np.array([True, False]))
+RADIUS_WALKER = Partial(_compass, np.array([np.radians(3.0), 0.0]), np.array([False, True]))
 
 
 @experiment("gait-compass", "", "period-doubling cascade",
@@ -32,10 +38,10 @@ def _slope_walker(slope):
             reference=GOSWAMI)
 def compass(quick, progress):
     lo, hi = np.radians(0.5), np.radians(6.0)
-    step = np.radians(0.5 if quick else 0.1)
-    up = continue_gait(_slope_walker, X_3DEG, np.radians(3.0), hi, step=step, bisections=12 if quick else 24)
-    down = continue_gait(_slope_walker, X_3DEG, np.radians(3.0), lo, step=-step, bisections=12 if quick else 24)
-    points = sorted(down[1:], key=lambda b: b.p) + up
+    step, bisections = (0.15, 6) if quick else (0.03, 20)  # arclength in (x, slope)
+    up = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), hi, step=step, max_step=step, bisections=bisections)
+    down = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), lo, step=step, max_step=step, bisections=bisections)
+    points = down[:0:-1] + up
     rows = [dict(slope_deg=float(np.degrees(b.p)), period=b.period, kind=b.kind, half_angle=float(-b.x[0]),
                  step_time=b.step_time, step_length=b.step_length, speed=b.speed, rho=b.rho) for b in points]
     pd = [r for r in rows if r["kind"] == "period-doubling"]
@@ -72,17 +78,12 @@ def _diagram(points):
     return fig
 
 
-def _radius_walker(R):
-    return _compass(np.radians(3.0), R)
-
-
 @experiment("gait-round-feet", "001", "round feet in a passive gait",
             "Seed 001's compass walker (l = 1 m, m = 5 kg, b = 0.5 m, m_H = 10 kg) with foot radius R from 0 toward "
             "l on a 3° slope: the passive gait continued in R, its speed, impact loss per distance and stability.",
             units="R [m], slope_deg [deg], half_angle [rad], step_time [s], speed [m/s], loss_per_distance [J/m], rho [-]")
 def round_feet(quick, progress):
-    branch = continue_gait(_radius_walker, X_3DEG, 0.0, 0.95, step=0.1 if quick else 0.025,
-                           bisections=10 if quick else 20)
+    branch = continue_gait(RADIUS_WALKER, X_3DEG, 0.0, 0.95, step=0.2 if quick else 0.05, switch=False)
     rows = [dict(R=b.p, slope_deg=3.0, half_angle=float(-b.x[0]), step_time=b.step_time, speed=b.speed,
                  loss_per_distance=b.energy_loss / b.step_length, rho=b.rho) for b in branch if b.kind == "orbit"]
     balance = max(abs(b.energy_loss / (20.0 * 9.81 * b.step_length * np.sin(np.radians(3.0))) - 1) for b in branch)

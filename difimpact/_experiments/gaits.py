@@ -1,14 +1,12 @@
 """Periodic passive gaits: McGeer's rimless wheel and the simplest walking model of Garcia et al."""
 
-import equinox as eqx
-import jax.numpy as jnp
 import numpy as np
 
-from .._gait import GaitResults, periodic_gait, StanceTolerances, stride_jacobian
-from .._gait.stability import eigenvalues
+from .._gait import StanceTolerances
+from .._gait.continuation import branch_point, continue_gait
 from .._models import RimlessWheel, SimplestWalker
 from .base import Outcome, check_close, check_that, experiment
-from .plotting import line_panels
+from .plotting import line_panels, panel_grid
 from .references import Reference
 
 MCGEER = Reference(("T. McGeer",), "Passive dynamic walking", "International Journal of Robotics Research 9(2), "
@@ -20,12 +18,11 @@ GARCIA = Reference(("M. Garcia", "A. Chatterjee", "A. Ruina", "M. Coleman"),
 
 # Forward-mode tangents of an adaptive solve are not error-controlled: multipliers to 1e-9 need rtol 1e-13.
 TIGHT = StanceTolerances(rtol=1e-13, atol=1e-13)
+N_SPOKES, L, M, G = 8, 1.0, 1.0, 9.81
 
 
-@eqx.filter_jit
-def _gait_and_jacobian(walker, x0, options=StanceTolerances()):
-    gait = periodic_gait(walker, x0, options=options)
-    return gait, stride_jacobian(walker, gait, options=options)
+def _wheel(slope):
+    return RimlessWheel(N_SPOKES, l=L, m=M, g=G, slope=slope)
 
 
 @experiment("gait-rimless-wheel", "", "closed-form gait",
@@ -34,26 +31,24 @@ def _gait_and_jacobian(walker, x0, options=StanceTolerances()):
             units="slope [rad], omega_plus [rad/s], multiplier [-], step_time [s], energy_loss [J]",
             reference=MCGEER)
 def rimless_wheel(quick, progress):
-    n, l, m, g = 8, 1.0, 1.0, 9.81
+    n, l, m, g = N_SPOKES, L, M, G
     alpha = np.pi / n
     slopes = np.linspace(0.02, 0.12, 6 if quick else 21)
     rows, closed, ok, err_w, err_m, err_e = [], [], [], 0.0, 0.0, 0.0
     for slope in progress(slopes):
-        w = RimlessWheel(n, l=l, m=m, g=g, slope=float(slope))
-        gait, J = _gait_and_jacobian(w, jnp.array([2.0]), TIGHT)
-        walks = bool(gait.result == GaitResults.successful)
+        gait, _ = branch_point(_wheel, [2.0], float(slope), options=TIGHT)
+        walks = gait is not None
         omega = 1 / np.tan(2 * alpha) * np.sqrt(4 * g / l * np.sin(alpha) * np.sin(slope))
-        rows.append(dict(slope=float(slope), n_spokes=n,
-                         omega_plus=float(gait.x[0]) if walks else float("nan"),
-                         multiplier=float(J[0, 0]) if walks else float("nan"),
-                         step_time=float(gait.step_time) if walks else float("nan"),
-                         energy_loss=float(gait.energy_loss) if walks else float("nan")))
+        multiplier = float(np.real(gait.multipliers[0])) if walks else float("nan")
+        rows.append(dict(slope=float(slope), n_spokes=n, omega_plus=float(gait.x[0]) if walks else float("nan"),
+                         multiplier=multiplier, step_time=gait.step_time if walks else float("nan"),
+                         energy_loss=gait.energy_loss if walks else float("nan")))
         closed.append(omega)
         ok.append(walks)
         if walks:
             err_w = max(err_w, abs(float(gait.x[0]) / omega - 1))
-            err_m = max(err_m, abs(float(J[0, 0]) / np.cos(2 * alpha) ** 2 - 1))
-            err_e = max(err_e, abs(float(gait.energy_loss) / (m * g * float(gait.step_length) * np.sin(slope)) - 1))
+            err_m = max(err_m, abs(multiplier / np.cos(2 * alpha) ** 2 - 1))
+            err_e = max(err_e, abs(gait.energy_loss / (m * g * gait.step_length * np.sin(slope)) - 1))
     ok = np.asarray(ok)
     # The hub must pass over the stance spoke: ω⁺² > 2 (g/l) (1 − cos(α − γ)) (McGeer 1990, §2).
     omega_c = np.asarray(closed)
@@ -78,64 +73,91 @@ def rimless_wheel(quick, progress):
     return Outcome(rows, {"rimless_wheel": fig}, checks, table)
 
 
-def _follow(slopes, x0):
-    """Fixed points of the simplest walker along `slopes`, each Newton solve started from the previous one."""
-    out, x = [], jnp.asarray(x0)
-    for slope in slopes:
-        gait, J = _gait_and_jacobian(SimplestWalker(float(slope)), x)
-        ok = bool(gait.result == GaitResults.successful)
-        lam = np.asarray(eigenvalues(J))
-        out.append((float(slope), ok, np.asarray(gait.x), float(gait.step_time), lam))
-        if ok:
-            x = gait.x
-    return out
+def _simplest(slope):
+    return SimplestWalker(slope)
+
+
+# Newton guesses at γ = 0.009 (refined by the continuation's first corrector)
+X_LONG, X_SHORT = np.array([-0.2, 0.2, 0.016]), np.array([-0.194, 0.204, 0.015])
+_KINDS = {"orbit", "period-doubling", "fold"}
+
+
+def _rows(points, branch):
+    return [dict(slope=b.p, branch="period-2" if b.period == 2 else branch, kind=b.kind, half_angle=float(-b.x[0]),
+                 stance_rate=float(abs(b.x[1])), step_time=b.step_time, rho=b.rho) for b in points if b.kind in _KINDS]
 
 
 @experiment("gait-simplest-walker", "", "Figs. 3–5, γ^{1/3} scaling, period doubling",
-            "Simplest walking model (g = l = 1), exact limit β → 0: the long-period gait followed in slope from "
-            "γ = 0.009, its multipliers, the γ^{1/3} scaling at small slopes and the first period doubling.",
+            "Simplest walking model (g = l = 1), exact limit β → 0: the long- and short-period gaits continued in "
+            "slope from γ = 0.009 (pseudo-arclength), their multipliers, the γ^{1/3} scaling at small slopes, the "
+            "first period doubling of the long gait and the period-2 branch born there.",
             units="slope [rad], half_angle [rad], stance_rate [1/√(l/g)], step_time [√(l/g)], rho [-]",
             reference=GARCIA)
 def simplest_walker(quick, progress):
-    up = np.linspace(0.009, 0.019, 6 if quick else 21)
-    down = np.geomspace(0.009, 1e-4 if quick else 1e-5, 6 if quick else 16)[1:]
-    start = jnp.array([-0.2, 0.2, 0.016])
-    branch = sorted(_follow(progress(up), start) + _follow(progress(down), start), key=lambda r: r[0])
-    rows = [dict(slope=s, branch="long", kind="orbit", half_angle=float(-x[0]), stance_rate=float(abs(x[1])),
-                 step_time=t, rho=float(np.max(np.abs(lam)))) for s, ok, x, t, lam in branch if ok]
-    # period doubling: a real multiplier through −1, located by bisection between the bracketing slopes
-    neg = [(r, np.min(np.where(np.abs(lam.imag) < 1e-12, lam.real, 0.0))) for r, lam in
-           [(b, b[4]) for b in branch if b[1]]]
-    pd = None
-    for (a, la), (b, lb) in zip(neg[:-1], neg[1:]):
-        if la > -1 >= lb:
-            lo, hi, x = a[0], b[0], jnp.asarray(a[2])
-            for _ in range(30 if not quick else 18):
-                mid = 0.5 * (lo + hi)
-                (_, _, xm, t, lam), = _follow([mid], x)
-                m = np.min(np.where(np.abs(lam.imag) < 1e-12, lam.real, 0.0))
-                lo, hi = (mid, hi) if m > -1 else (lo, mid)
-            pd = (0.5 * (lo + hi), xm, t)
-            rows.append(dict(slope=pd[0], branch="long", kind="period-doubling", half_angle=float(-xm[0]),
-                             stance_rate=float(abs(xm[1])), step_time=t, rho=1.0))
-            break
-    at = next(r for r in rows if abs(r["slope"] - 0.009) < 1e-12)
-    small = [r for r in rows if r["slope"] <= 1e-3 and r["kind"] == "orbit"]
+    lo, hi = (1e-4, 0.02) if quick else (1e-5, 0.02)
+    step, bisections = (0.02, 8) if quick else (0.005, 20)
+    branches = {}
+    for name, x0 in progress([("long", X_LONG), ("short", X_SHORT)]):
+        down = continue_gait(_simplest, x0, 0.009, lo, step=step, max_step=step, bisections=bisections)
+        up = continue_gait(_simplest, x0, 0.009, hi, step=step / 2, max_step=step / 2, bisections=bisections)
+        branches[name] = down[:0:-1] + up
+    rows = _rows(branches["long"], "long") + _rows(branches["short"], "short")
+    at = {name: next(r for r in rows if r["slope"] == 0.009 and r["branch"] == name) for name in branches}
+    pd = next((r for r in rows if r["kind"] == "period-doubling" and r["branch"] == "long"), None)
+    folds = [r for r in rows if r["kind"] == "fold"]
+    small = [r for r in rows if r["slope"] <= 1e-3 and r["branch"] == "long" and r["kind"] == "orbit"]
     exponent = np.polyfit(np.log([r["slope"] for r in small]), np.log([r["half_angle"] for r in small]), 1)[0]
+    stable = [r["rho"] for r in rows if r["branch"] == "long" and r["kind"] == "orbit" and pd and r["slope"] < pd["slope"]]
+    doubled = [r for r in rows if r["branch"] == "period-2" and r["kind"] == "orbit"]
     checks = [
-        check_close("θ* of the long gait at γ = 0.009", 0.20031, at["half_angle"], 2.5e-5, "rad"),
-        check_close("θ̇* of the long gait at γ = 0.009", 0.19983, at["stance_rate"], 2.5e-5, ""),
+        check_close("θ* of the long gait at γ = 0.009", 0.20031, at["long"]["half_angle"], 2.5e-5, "rad"),
+        check_close("θ̇* of the long gait at γ = 0.009", 0.19983, at["long"]["stance_rate"], 2.5e-5, ""),
         check_close("θ* ∝ γ^{1/3} at small slopes (fitted exponent)", 1 / 3, float(exponent), 0.02),
         # Garcia et al.'s abstract: the long gait "is stable when 0 < γ < 0.015 rad" (two digits given)
         check_close("First period doubling of the long gait (stable for 0 < γ < 0.015)", 0.015,
-                    pd[0] if pd else float("nan"), 0.034, "rad"),
+                    pd["slope"] if pd else float("nan"), 0.034, "rad"),
         check_that("The long gait is stable below the period doubling (ρ < 1)", "Garcia et al. 1998, Fig. 4",
-                   f"max ρ = {max(r['rho'] for r in rows if r['kind'] == 'orbit' and (pd is None or r['slope'] < pd[0])):.3f}",
-                   all(r["rho"] < 1 for r in rows if r["kind"] == "orbit" and (pd is None or r["slope"] < pd[0]))),
+                   f"max ρ = {max(stable):.3f} over {len(stable)} gaits" if stable else "no period doubling",
+                   bool(stable) and max(stable) < 1),
+        check_that("Two period-one gaits at γ = 0.009; the short-period one is unstable", "Garcia et al. 1998, abstract",
+                   f"short gait θ* = {at['short']['half_angle']:.5f}, θ̇* = −{at['short']['stance_rate']:.5f}, "
+                   f"T = {at['short']['step_time']:.4f} < {at['long']['step_time']:.4f}, ρ = {at['short']['rho']:.3f}",
+                   at["short"]["rho"] > 1 and at["short"]["step_time"] < at["long"]["step_time"]),
+        check_that("Stable period-2 gaits follow the period doubling", "Garcia et al. 1998, abstract",
+                   f"{len(doubled)} period-2 gaits, ρ = {doubled[0]['rho']:.3f} at γ = {doubled[0]['slope']:.5f}"
+                   if doubled else "none", bool(doubled) and doubled[0]["rho"] < 1),
+        check_that(f"The long and short gaits do not meet in a fold for {lo:g} ≤ γ ≤ {hi:g}",
+                   "Garcia et al. 1998: two period-one gaits", f"{len(folds)} folds on the period-one branches; "
+                   f"at γ = {hi:g}: θ* = {branches['long'][-1].x[0] * -1:.5f} (long), "
+                   f"{branches['short'][-1].x[0] * -1:.5f} (short)", not folds),
     ]
-    orbit = [r for r in rows if r["kind"] == "orbit"]
-    fig = line_panels(np.array([r["slope"] for r in orbit]),
-                      [np.array([r["half_angle"] for r in orbit]), np.array([r["rho"] for r in orbit])],
-                      ["long gait"], "slope γ [rad]", ["θ* [rad]", "ρ (largest |multiplier|)"],
-                      "Simplest walker, long-period gait")
-    return Outcome(rows, {"simplest_walker": fig}, checks)
+    return Outcome(rows, {"simplest_walker": _diagram(branches)}, checks)
+
+
+def _diagram(branches):
+    """θ* against γ: the long (solid) and short (dashed) gaits, both steps of the period-2 gaits, bifurcations
+    marked; log-log over the whole range and linear near the period doubling."""
+    curves = []
+    for name, style in (("long", dict(color="k", ls="-")), ("short", dict(color="b", ls="--"))):
+        orbit = [b for b in branches[name] if b.period == 1 and b.kind == "orbit"]
+        curves.append((np.array([b.p for b in orbit]), np.array([-b.x[0] for b in orbit]), f"{name}-period gait",
+                       style))
+    # the period-2 branch from the period doubling where it is born
+    doubled = [b for b in branches["long"] if b.period == 1 and b.kind == "period-doubling"][:1]
+    doubled = [(b.p, b.x, b.x) for b in doubled] + [(b.p, *b.states) for b in branches["long"]
+                                                    if b.period == 2 and b.kind == "orbit"]
+    for step in (1, 2):
+        curves.append((np.array([d[0] for d in doubled]), np.array([-d[step][0] for d in doubled]),
+                       "period-2 gait (both steps)" if step == 1 else None, dict(color="r", ls="-")))
+    for kind, marker in (("period-doubling", "o"), ("fold", "s")):
+        marked = [b for name in branches for b in branches[name] if b.kind == kind]
+        if marked:
+            curves.append((np.array([b.p for b in marked]), np.array([-b.x[0] for b in marked]), kind,
+                           dict(color="k", ls="none", marker=marker)))
+    fig = panel_grid([("θ* [rad]", curves), ("θ* [rad]", curves)], "Simplest walker: period-one and period-2 gaits",
+                     "slope γ [rad]")
+    fig.axes[0].set_xscale("log")
+    fig.axes[0].set_yscale("log")
+    fig.axes[1].set_xlim(0.008, max(b.p for b in branches["long"]))
+    fig.axes[1].set_ylim(0.18, 0.3)
+    return fig

@@ -18,9 +18,10 @@ from .stride import GaitResults, StanceTolerances, stride
 class BranchPoint:
     """One gait on a branch: the parameter `p`, the fixed point `x`, its `multipliers`, `step_time` (mean over
     the period), `step_length`, `speed`, `energy_loss` (mean per step), the trailing foot's smallest
-    post-impact normal velocity `trailing_velocity`, each step's duration `step_times` and `kind`: ``"orbit"``,
+    post-impact normal velocity `trailing_velocity`, each step's duration `step_times`, `kind`: ``"orbit"``,
     ``"period-doubling"`` (a multiplier at −1), ``"fold"`` (a multiplier at +1, the branch turns back in `p`)
-    or ``"lift-off"`` (the trailing foot stops lifting off: the branch ends)."""
+    or ``"lift-off"`` (the trailing foot stops lifting off: the branch ends), and `states`, the section state at
+    the start of each step (``(period, k)``, the first row is `x`)."""
 
     p: float
     x: np.ndarray
@@ -33,6 +34,7 @@ class BranchPoint:
     period: int
     step_times: np.ndarray
     kind: str = "orbit"
+    states: np.ndarray | None = None
 
     @property
     def rho(self) -> float:
@@ -45,6 +47,7 @@ class _Correction(eqx.Module):
 
     y: jax.Array
     jacobian: jax.Array
+    states: jax.Array
     step_times: jax.Array
     step_length: jax.Array
     energy_loss: jax.Array
@@ -61,14 +64,15 @@ def _evaluate(make_walker, y, period, slots, options):
         x, walker = y[:-1], make_walker(y[-1])
 
         def step(i, carry):
-            x, times, length, loss, trailing, result = carry
+            x, states, times, length, loss, trailing, result = carry
             s = stride(walker, x, options=options)
             result = GaitResults.where(result == GaitResults.successful, s.result, result)
-            return (s.x, times.at[i].set(s.step_time), length + s.step_length, loss + s.energy_loss,
-                    jnp.minimum(trailing, s.trailing_velocity), result)
+            return (s.x, states.at[i].set(x), times.at[i].set(s.step_time), length + s.step_length,
+                    loss + s.energy_loss, jnp.minimum(trailing, s.trailing_velocity), result)
 
         zero = jnp.zeros((), y.dtype)
-        init = (x, jnp.zeros(slots, y.dtype), zero, zero, zero + jnp.inf, GaitResults.successful)
+        init = (x, jnp.zeros((slots,) + x.shape, y.dtype), jnp.zeros(slots, y.dtype), zero, zero, zero + jnp.inf,
+                GaitResults.successful)
         x_end, *data = jax.lax.fori_loop(0, period, step, init)
         return x_end - x, (x_end - x, data)
 
@@ -83,13 +87,13 @@ def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps
 
     def body(carry):
         y, _, n, _, _ = carry
-        jacobian, (residual, (times, length, loss, trailing, result)) = _evaluate(make_walker, y, period, slots,
-                                                                                  options)
+        jacobian, (residual, (states, times, length, loss, trailing, result)) = _evaluate(make_walker, y, period,
+                                                                                          slots, options)
         a = jnp.concatenate([jacobian, normal[None]])
         delta, pivot = solve_lu(a, -jnp.append(residual, normal @ (y - y_pred)))
         ok = (result == GaitResults.successful) & (pivot > 0) & jnp.all(jnp.isfinite(delta))
         done = ~ok | (jnp.max(jnp.abs(delta)) <= tol * (1 + jnp.max(jnp.abs(y))))
-        point = _Correction(y, jacobian, times, length, loss, trailing,
+        point = _Correction(y, jacobian, states, times, length, loss, trailing,
                             GaitResults.where(ok, GaitResults.successful, result), n + 1)
         return jnp.where(done, y, y + delta), point, n + 1, done, ok
 
@@ -97,11 +101,17 @@ def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps
         _, _, n, done, _ = carry
         return ~done & (n < max_steps)
 
-    blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(lambda y: body((y, None, 0, False, True))[1], y_pred))
+    k, zero = y_pred.shape[0] - 1, jnp.zeros((), y_pred.dtype)
+    blank = _Correction(y_pred, jnp.zeros((k, k + 1), y_pred.dtype), jnp.zeros((slots, k), y_pred.dtype),
+                        jnp.zeros(slots, y_pred.dtype), zero, zero, zero, GaitResults.successful, jnp.array(0))
     _, point, _, done, ok = jax.lax.while_loop(cond, body, (y_pred, blank, jnp.array(0), jnp.array(False),
                                                             jnp.array(True)))
     failed = GaitResults.where(point.result == GaitResults.successful, GaitResults.no_fixed_point, point.result)
     return eqx.tree_at(lambda c: c.result, point, GaitResults.where(done & ok, GaitResults.successful, failed))
+
+
+_TOL, _NEWTON_STEPS = 1e-11, 12  # the corrector's step tolerance (relative to 1 + |y|) and iteration limit
+_COLLAPSE = 1e-7  # a period-k gait whose states repeat within this (relative) has a shorter period
 
 
 @dataclasses.dataclass
@@ -121,17 +131,19 @@ class _Branch:
     make_walker: Callable
     period: int
     options: StanceTolerances
-    tol: float
-    newton_steps: int
 
     def correct(self, y_pred, normal, orient, kind="orbit"):
         """The corrected point nearest `y_pred` on ``normalᵀ (y − y_pred) = 0`` with its tangent oriented by
         `orient`, or ``(None, result)``."""
         slots = 1 << max(1, (self.period - 1).bit_length())  # periods 1 and 2 share one compilation
         c = _correct(self.make_walker, jnp.asarray(y_pred, float), jnp.asarray(normal, float),
-                     jnp.asarray(self.period), slots, self.options, self.tol, self.newton_steps)
+                     jnp.asarray(self.period), slots, self.options, _TOL, _NEWTON_STEPS)
         if c.result != GaitResults.successful:
             return None, c.result
+        states = np.asarray(c.states)[: self.period]
+        if self.period > 1 and any(np.max(np.abs(states[d] - states[0])) <= _COLLAPSE * (1 + np.max(np.abs(states)))
+                                   for d in range(1, self.period) if self.period % d == 0):
+            return None, GaitResults.no_fixed_point  # a gait of a shorter period: not on this branch
         y, jacobian = np.asarray(c.y), np.asarray(c.jacobian)
         k = y.shape[0] - 1
         # Allgower & Georg (1990), §2.1: the tangent solves [DF; orientᵀ] t = e_{k+1}, so orientᵀ t > 0.
@@ -140,7 +152,8 @@ class _Branch:
         length = float(c.step_length)
         point = BranchPoint(float(y[-1]), y[:-1], np.linalg.eigvals(jacobian[:, :k] + np.eye(k)),
                             float(np.mean(times)), length / self.period, length / float(np.sum(times)),
-                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, kind)
+                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, kind,
+                            states)
         return _Node(y, jacobian, t / np.linalg.norm(t), point), c.result
 
     def along(self, a: _Node, s):
@@ -212,8 +225,8 @@ def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bis
     double = dataclasses.replace(branch, period=2 * branch.period)
     for eps in (1e-2, 3e-3, 3e-2):
         start, _ = double.correct(pd.y + eps * v, v, v)
-        if start is not None and np.ptp(start.point.step_times) > 1e-6 * np.max(start.point.step_times):
-            return _trace(double, start, step, lo, hi, min_step, max_step, max_points, bisections, False)
+        if start is not None:  # first steps of the size of ε: the new branch's states still lie close together
+            return _trace(double, start, min(eps, step), lo, hi, min_step, max_step, max_points, bisections, False)
     return []
 
 
@@ -314,11 +327,21 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     step = abs(p1 - p0) / 20 if step is None else abs(step)
     min_step = step / 256 if min_step is None else min_step
     max_step = 4 * step if max_step is None else max_step
-    branch = _Branch(make_walker, period, options, 1e-11, 12)
-    k = x0.shape[0]
-    toward = np.eye(k + 1)[-1] * np.sign(p1 - p0)
-    start, result = branch.correct(np.append(x0, p0), np.eye(k + 1)[-1], toward)
+    branch = _Branch(make_walker, period, options)
+    e_p = np.eye(x0.shape[0] + 1)[-1]
+    start, result = branch.correct(np.append(x0, p0), e_p, np.sign(p1 - p0) * e_p)
     if start is None:
         raise ValueError(f"no periodic gait at `p0` = {p0} from the guess `x0`: {GaitResults[result]}")
     return _trace(branch, start, step, min(p0, p1), max(p0, p1), min_step, max_step, max_points, bisections,
                   switch)
+
+
+def branch_point(make_walker: Callable[[jax.Array], AbstractWalker], x0, p: float, *, period: int = 1,
+                 options: StanceTolerances = StanceTolerances()) -> tuple[BranchPoint | None, GaitResults]:
+    """The periodic gait of ``make_walker(p)`` from the guess `x0`, with its multipliers: the corrector of
+    :func:`continue_gait` at fixed ``p`` (it shares that compilation). Returns ``(point, result)``; `point`
+    is `None` when no gait is found, and `result` (a :class:`GaitResults` item) says why."""
+    branch = _Branch(make_walker, period, options)
+    e_p = np.eye(np.shape(x0)[0] + 1)[-1]
+    node, result = branch.correct(np.append(np.asarray(x0, float), p), e_p, e_p)
+    return (None if node is None else node.point), result
