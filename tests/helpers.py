@@ -44,3 +44,42 @@ def reproduce_quick(out, *names) -> dict:
         assert main(["reproduce", *names, "--quick", "--out", str(out), "--json", "--quiet", "--no-cache"]) == 0
     lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
     return {d["experiment"]: d["rows"] for d in lines}
+
+
+def simplest_walker_stride(x, slope, tol=1e-12):
+    """Garcia et al.'s simplest walker, written independently with ``scipy.integrate.solve_ivp`` (DOP853):
+    ``q̈3 = sin(q3 + γ)``, ``s̈ = −sin(s − γ) − q̈3 cos q4 + q̇3² sin q4`` (``s = q4 − q3``) from ``x = (q3, q̇3,
+    q̇4)`` at ``q4 = 2 q3``; heel strike where ``q4 − 2 q3`` falls through zero with the swing foot ahead
+    (``q4 > 0``; the passage through the ground near mid-stance, where it rises through zero, is ignored), then
+    ``q̇3⁺ = q̇3⁻ cos 2a``, ``q̇4⁺ = q̇3⁺ (1 − cos 2a)`` and the leg swap. Returns ``(P(x), step time)``."""
+    import math
+
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    def rhs(t, y):
+        q3, q4, u3, u4 = y
+        a3 = math.sin(q3 + slope)
+        return [u3, u4, a3, -math.sin(q4 - q3 - slope) - a3 * math.cos(q4) + u3 * u3 * math.sin(q4) + a3]
+
+    def strike(t, y):
+        return y[1] - 2 * y[0]
+
+    strike.direction = -1
+    sol = solve_ivp(rhs, (0.0, 8.0), [x[0], 2 * x[0], x[1], x[2]], method="DOP853", rtol=tol, atol=tol,
+                    events=strike)
+    t, y = next((t, y) for t, y in zip(sol.t_events[0], sol.y_events[0]) if y[1] > 0)
+    c = math.cos(2 * y[0])
+    return np.array([-y[0], y[2] * c, y[2] * c * (1 - c)]), t
+
+
+def simplest_walker_gait(x0, slope):
+    """Fixed point of :func:`simplest_walker_stride` by ``scipy.optimize.fsolve``, and the finite-difference
+    Jacobian of the stride map there (central, step 1e-6)."""
+    import numpy as np
+    from scipy.optimize import fsolve
+
+    x = fsolve(lambda x: simplest_walker_stride(x, slope)[0] - x, x0, xtol=1e-11)
+    cols = [(simplest_walker_stride(x + 1e-6 * e, slope)[0] - simplest_walker_stride(x - 1e-6 * e, slope)[0]) / 2e-6
+            for e in np.eye(3)]
+    return x, np.stack(cols, axis=1)

@@ -11,6 +11,9 @@ import pytest
 
 import difimpact as di
 from difimpact._gait.stride import StanceSystem
+from difimpact._models.walker import HeelStrike
+
+from .helpers import simplest_walker_gait, simplest_walker_stride
 
 N, L, M, G = 8, 1.0, 1.0, 9.81
 ALPHA = np.pi / N
@@ -69,6 +72,17 @@ def test_simplest_walker_garcia(simplest):
     assert abs(gait.energy_loss / (1.0 * gait.step_length * np.sin(0.009)) - 1) < 1e-9
     refined = solve(w, gait.x, TIGHT)
     np.testing.assert_allclose(refined.x, gait.x, rtol=0, atol=1e-9)
+
+
+def test_simplest_walker_short_gait_scipy():
+    """The short-period gait at γ = 0.009 (scuffing after mid-stance ignored) against an independent
+    solve_ivp + fsolve fixed point."""
+    w = di.SimplestWalker(0.009)
+    gait = solve(w, jnp.array([-0.194, 0.204, 0.015]), TIGHT)
+    x, _ = simplest_walker_gait(np.array([-0.194, 0.204, 0.015]), 0.009)
+    assert gait.result == di.GaitResults.successful
+    np.testing.assert_allclose(gait.x, x, rtol=0, atol=1e-8)
+    assert abs(gait.step_time - simplest_walker_stride(x, 0.009)[1]) < 1e-8
 
 
 def _fd_jacobian(w, x, h=1e-5):
@@ -172,6 +186,45 @@ def test_reverse_mode_with_direct_adjoint(simplest):
     np.testing.assert_allclose(rev, fwd, rtol=1e-8)
 
 
+class RestitutionWheel(di.RimlessWheel):
+    """The rimless wheel (N = 8, l = 1, m = 1, g = 9.81) with a rate-dependent impact ``ω⁺ = f(ω⁻) = ω⁻ (c + d ω⁻)``,
+    ``c = cos² 2α``, in place of the impulsive one. The stance phase conserves energy,
+    ``ω⁻² = ω⁺² + K``, ``K = 4 (g/l) sin α sin γ``, so its gaits satisfy ``K = v² − f(v)²`` (``v = ω⁻``): ``K`` is
+    largest where ``f(v) f'(v) = v``, ``v = (√(c² + 8) − 3c) / 4d`` — a fold in the slope, with the multiplier
+    ``f'(v) f(v) / v = 1`` there."""
+
+    d: float
+
+    def __init__(self, slope, d=0.15):
+        super().__init__(N, l=L, m=M, g=G, slope=slope)
+        self.d = d
+
+    def heel_strike(self, q, qdot):
+        w = qdot[2]
+        w_plus = w * (np.cos(2 * ALPHA) ** 2 + self.d * w)
+        return HeelStrike(w_plus[None], 0.5 * M * L**2 * (w**2 - w_plus**2), w_plus > 0, w_plus,
+                          di.ImpactResults.successful)
+
+
+def test_continuation_passes_a_fold():
+    """Pseudo-arclength continuation from the slower gait at γ = 0.08 toward 0.12 turns at the fold and comes back
+    on the faster gait: the fold's slope, rate and multiplier, and the faster gait at 0.08, against the closed
+    form of :class:`RestitutionWheel`."""
+    c, d = np.cos(2 * ALPHA) ** 2, 0.15
+    v = (np.sqrt(c**2 + 8) - 3 * c) / (4 * d)
+    k = 4 * G / L * np.sin(ALPHA)
+    slope_fold = np.arcsin((v**2 - (v * (c + d * v)) ** 2) / k)
+    branch = di.continue_gait(RestitutionWheel, [1.25], 0.08, 0.12, step=0.1, bisections=12)
+    folds = [b for b in branch if b.kind == "fold"]
+    assert len(folds) == 1
+    assert abs(folds[0].p - slope_fold) < 1e-9 and abs(folds[0].x[0] - v * (c + d * v)) < 1e-6
+    assert abs(folds[0].multipliers[0] - 1) < 1e-6
+    # −d² v⁴ − 2 c d v³ + (1 − c²) v² − K = 0: the larger root is the faster gait
+    v_fast = max(r.real for r in np.roots([-(d**2), -2 * c * d, 1 - c**2, 0, -k * np.sin(0.08)]) if abs(r.imag) < 1e-12)
+    assert branch[-1].p == 0.08 and abs(branch[-1].x[0] - v_fast * (c + d * v_fast)) < 1e-8
+    assert max(b.p for b in branch) <= folds[0].p + 1e-12
+
+
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="`x`"):
         di.stride(di.SimplestWalker(0.009), jnp.zeros(2))
@@ -183,3 +236,9 @@ def test_bad_input_names_the_argument():
         di.SimplestWalker(2.0)
     with pytest.raises(ValueError, match="`n_spokes`"):
         di.RimlessWheel(2)
+    with pytest.raises(ValueError, match="`period`"):
+        di.continue_gait(di.SimplestWalker, jnp.zeros(3), 0.009, 0.01, period=0)
+    with pytest.raises(ValueError, match="`p0` and `p1`"):
+        di.continue_gait(di.SimplestWalker, jnp.zeros(3), 0.009, 0.009)
+    with pytest.raises(ValueError, match="`x0`"):
+        di.continue_gait(di.SimplestWalker, jnp.zeros((3, 1)), 0.009, 0.01)
