@@ -241,4 +241,6 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="`p0` and `p1`"):
         di.continue_gait(di.SimplestWalker, jnp.zeros(3), 0.009, 0.009)
     with pytest.raises(ValueError, match="`x0`"):
-        di.continue_gait(di.SimplestWalker, jnp.zeros((3, 1)), 0.009, 0.01)
+        di.continue_gait(di.SimplestWalker, jnp.zeros(2), 0.009, 0.01)
+    with pytest.raises(TypeError, match="`make_walker`"):
+        di.continue_gait(lambda p: di.CrutchWalker(), jnp.zeros(3), 0.009, 0.01)

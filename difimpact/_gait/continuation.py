@@ -132,7 +132,7 @@ class _Branch:
     period: int
     options: StanceTolerances
 
-    def correct(self, y_pred, normal, orient, kind="orbit"):
+    def correct(self, y_pred, normal, orient):
         """The corrected point nearest `y_pred` on ``normalᵀ (y − y_pred) = 0`` with its tangent oriented by
         `orient`, or ``(None, result)``."""
         slots = 1 << max(1, (self.period - 1).bit_length())  # periods 1 and 2 share one compilation
@@ -152,7 +152,7 @@ class _Branch:
         length = float(c.step_length)
         point = BranchPoint(float(y[-1]), y[:-1], np.linalg.eigvals(jacobian[:, :k] + np.eye(k)),
                             float(np.mean(times)), length / self.period, length / float(np.sum(times)),
-                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, kind,
+                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, "orbit",
                             states)
         return _Node(y, jacobian, t / np.linalg.norm(t), point), c.result
 
@@ -216,8 +216,9 @@ def _locate(branch, a, s_b, f_a, f_b, test, steps):
 
 def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bisections):
     """The period-2 branch born at the period doubling `pd`: Newton on ``P²(x) = x`` on the hyperplane
-    ``vᵀ (x − x_pd) = ε`` (``v`` the eigenvector of the multiplier −1, where the bifurcating branch is tangent to
-    ``v``: Kuznetsov 2004, §7.4), then continued away from `pd`."""
+    ``vᵀ (x − x_pd) = ε`` (``v`` the eigenvector of the multiplier −1: the period-2 cycle born in a flip
+    bifurcation grows along ``v``, Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §4.4), then
+    continued away from `pd`."""
     k = pd.y.shape[0] - 1
     lam, vecs = np.linalg.eig(pd.jacobian[:, :k] + np.eye(k))
     v = np.append(np.real(vecs[:, np.argmin(np.abs(lam + 1))]), 0.0)
@@ -267,6 +268,17 @@ def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, swi
     return points + doubled
 
 
+def _check(make_walker, x0, p):
+    """`x0` as a float vector, after checking that ``make_walker(p)`` is a walker whose section it fits."""
+    walker = make_walker(p) if callable(make_walker) else None
+    if not isinstance(walker, AbstractWalker):
+        raise TypeError(f"`make_walker` must map a parameter to an AbstractWalker, got {make_walker!r}.")
+    x0 = np.asarray(x0, dtype=float)
+    if x0.shape != (walker.section_size,):
+        raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
+    return x0
+
+
 def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: float, p1: float, *,
                   period: int = 1, step: float | None = None, min_step: float | None = None,
                   max_step: float | None = None, max_points: int = 200, bisections: int = 20, switch: bool = True,
@@ -278,15 +290,15 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     ``DF = [∂P^k/∂x − I, ∂P^k/∂p]`` oriented by the previous tangent (``[DF; t_prevᵀ] t = e_{k+1}``, so
     ``t_prevᵀ t > 0``). **Corrector**: Newton's method on ``F(y) = 0``, ``tᵀ (y − y_prev) = h`` (Keller's
     pseudo-arclength condition), with ``DF`` by forward-mode differentiation through the steps and the unrolled
-    LU solve, jitted once for all points (and shared by periods 1 and 2) (Allgower & Georg 1990, *Numerical
-    Continuation Methods*, §§2–6; Seydel 2010, *Practical Bifurcation and Stability Analysis*, §4.4). Unlike
+    LU solve, jitted once for all points (and shared by periods 1 and 2) (Keller 1977; Allgower & Georg 1990,
+    *Numerical Continuation Methods*, ch. 2; Seydel 2010, *Practical Bifurcation and Stability Analysis*). Unlike
     continuation in ``p`` itself this passes turning points. **Step control**: ``h`` halves when the corrector
     fails or the tangent turns by more than 18° (down to `min_step`) and grows by 1.5 after a success (up to
     `max_step`).
 
     **Test functions** between consecutive points, each zero located on the arc by the Illinois regula falsi in
     the arclength from the earlier point (at most `bisections` corrections) and inserted as a point of that
-    `kind` (Seydel 2010, §5.3; Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §10.2):
+    `kind` (Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §10.2):
 
     - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1 (``det(I − ∂P^k/∂x)``
       changes sign with it); the continuation goes on along the other branch;
@@ -321,9 +333,7 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
         raise ValueError(f"`period` must be a positive integer, got {period!r}.")
     if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
         raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
-    x0 = np.asarray(x0, dtype=float)
-    if x0.ndim != 1:
-        raise ValueError(f"`x0` must be a vector (the section state), got shape {x0.shape}.")
+    x0 = _check(make_walker, x0, p0)
     step = abs(p1 - p0) / 20 if step is None else abs(step)
     min_step = step / 256 if min_step is None else min_step
     max_step = 4 * step if max_step is None else max_step
@@ -341,7 +351,8 @@ def branch_point(make_walker: Callable[[jax.Array], AbstractWalker], x0, p: floa
     """The periodic gait of ``make_walker(p)`` from the guess `x0`, with its multipliers: the corrector of
     :func:`continue_gait` at fixed ``p`` (it shares that compilation). Returns ``(point, result)``; `point`
     is `None` when no gait is found, and `result` (a :class:`GaitResults` item) says why."""
+    x0 = _check(make_walker, x0, p)
     branch = _Branch(make_walker, period, options)
-    e_p = np.eye(np.shape(x0)[0] + 1)[-1]
-    node, result = branch.correct(np.append(np.asarray(x0, float), p), e_p, e_p)
+    e_p = np.eye(x0.shape[0] + 1)[-1]
+    node, result = branch.correct(np.append(x0, p), e_p, e_p)
     return (None if node is None else node.point), result
