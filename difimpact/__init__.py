@@ -90,6 +90,7 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
+from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._draw import draw_model as draw_model
 from ._problems import (
     ankle_blocking as ankle_blocking,
