@@ -1,8 +1,12 @@
 import os
+import shutil
+import tempfile
 
 import jax
 import pytest
 from hypothesis import settings
+
+from difimpact._compile_cache import store_programs_with_callbacks
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
@@ -12,6 +16,26 @@ settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# One persistent compilation cache per test run, in a fresh folder removed at the end (a run never reuses an
+# earlier run's programs). It serves a program compiled again under another `jit` wrapper of the same function
+# and the processes the tests start (notebook kernels, which inherit the variables; the kernels also store
+# programs with run-time checks, as the test process does). Programs compiled in under 0.3 s are not stored.
+CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": tempfile.mkdtemp(prefix="difimpact-tests-jax-cache-"),
+             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.3"}
+KERNEL_CACHE_ARGS = ["--IPKernelApp.exec_lines=import difimpact._compile_cache as c; c.store_programs_with_callbacks()"]
+
+
+def pytest_configure(config):
+    os.environ.update(CACHE_ENV)
+    jax.config.update("jax_compilation_cache_dir", CACHE_ENV["JAX_COMPILATION_CACHE_DIR"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", float(CACHE_ENV[
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
+    store_programs_with_callbacks()
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(CACHE_ENV["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -51,17 +51,17 @@ def test_readme_own_model_example():
     ns: dict = {"__name__": "readme"}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), ns)
-    di, leg, pre_impact, eqx = ns["di"], ns["leg"], ns["pre_impact"], ns["eqx"]
+    di, leg, pre_impact, with_mass = ns["di"], ns["leg"], ns["pre_impact"], ns["with_mass"]
     assert abs(float(leg.point(ns["q"], "foot")[1])) < 1e-9  # the root find put the foot on the ground
 
-    loss = jax.jit(lambda q4: di.energy_loss(leg, *pre_impact(q4), stick=("foot",)))
+    # The README's own two gradients, evaluated as it does (eagerly: the programs it compiled are reused).
+    loss = lambda q4: di.energy_loss(leg, *pre_impact(q4), stick=("foot",))  # noqa: E731
     q4, h = math.radians(15.0), 1e-6
     fd = (loss(q4 + h) - loss(q4 - h)) / (2 * h)
     np.testing.assert_allclose(jax.grad(loss)(q4), fd, rtol=1e-6)
 
     q, qdot, m0 = ns["q"], ns["qdot"], leg.planar_tree.mass
-    mass_loss = jax.jit(lambda m: di.energy_loss(eqx.tree_at(lambda model: model.planar_tree.mass, leg, m), q, qdot,
-                                                 stick=("foot",)))
+    mass_loss = lambda m: di.energy_loss(with_mass(m), q, qdot, stick=("foot",))  # noqa: E731
     fd = [(mass_loss(m0.at[i].add(h)) - mass_loss(m0.at[i].add(-h))) / (2 * h) for i in range(2)]
     np.testing.assert_allclose(jax.grad(mass_loss)(m0), fd, rtol=1e-6)
 

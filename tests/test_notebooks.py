@@ -6,6 +6,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from .conftest import KERNEL_CACHE_ARGS
+
 NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 
 
@@ -18,6 +20,7 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 ])
 def test_notebook_runs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}},
+                   extra_arguments=KERNEL_CACHE_ARGS).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors
