@@ -2,8 +2,9 @@
 scipy reference, conservation laws, gradients against finite differences and the implicit-function
 formula, vmap against a loop, errors.
 
-Compile time is the cost: one compiled solve ``solve(p, rtol, t_max)`` over a parameter vector, its vmap,
-its Jacobian and one frictionless separation solve, all module-scoped.
+Compile time is the cost: one compiled solve ``solve(p, rtol, t_max)`` over a parameter vector, and one
+compiled ``vmap`` of its Jacobian (``jacrev``, the solutions as auxiliary outputs) that serves every batched
+check at once: the Table-3 rows, the stiffness sweep towards the impulsive map and the gradient members.
 """
 
 import math
@@ -70,16 +71,36 @@ def batch(rows):
     return p
 
 
-@pytest.fixture(scope="module")
-def solve_batch():
-    return eqx.filter_jit(jax.vmap(solve, in_axes=(0, None, None)))
+def outputs(p, rtol):
+    """``(P_n, P_t, duration)`` of ``solve`` at ``T_MAX``, and the whole solution (auxiliary)."""
+    out = solve(p, rtol, jnp.asarray(T_MAX))
+    return jnp.stack([out.normal_impulse[0], out.tangential_impulse[0], out.duration]), out
+
+
+# The rows of the one batched solve: Table 3, the stiffer contacts of the convergence check (k_n × 10, 100,
+# 1000; × 1 is Table 3's first row), and the gradient members of ``test_vmap_of_gradient_against_finite_...``
+# (slide then stick; sliding throughout; a lower, faster approach), which run at rtol 1e-10.
+STIFFER = (10.0, 100.0, 1000.0)
+MEMBERS = np.tile(NOMINAL, (3, 1))
+MEMBERS[1, 2] = 0.5
+MEMBERS[2, 4], MEMBERS[2, 5] = math.radians(6.0), 0.2
+BATCH = np.concatenate([batch(TABLE3), batch([(f, 1.0) for f in STIFFER]), MEMBERS])
+BATCH_RTOL = np.r_[np.full(len(TABLE3) + len(STIFFER), RTOL), np.full(len(MEMBERS), 1e-10)]
 
 
 @pytest.fixture(scope="module")
-def table3(solve_batch):
-    out = solve_batch(jnp.asarray(batch(TABLE3)), jnp.asarray(RTOL), jnp.asarray(T_MAX))
+def vmapped():
+    """``jit(vmap(jacrev))`` of :func:`outputs` over the rows of ``BATCH``: the Jacobians ``(rows, 3, 8)`` and the
+    solutions."""
+    J, out = eqx.filter_jit(jax.vmap(jax.jacrev(outputs, has_aux=True)))(jnp.asarray(BATCH), jnp.asarray(BATCH_RTOL))
+    return np.asarray(J), to_numpy(out)
+
+
+@pytest.fixture(scope="module")
+def table3(vmapped):
+    out = jax.tree_util.tree_map(lambda x: x[: len(TABLE3)], vmapped[1])
     assert ok(out)
-    return to_numpy(out)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -140,21 +161,22 @@ def sticking_impulse(p):
     return np.linalg.solve(K, np.concatenate([M @ np.asarray(qdot), np.zeros(2)]))[-2:]
 
 
-def test_converges_to_impulsive_map(solve_batch):
+def test_converges_to_impulsive_map(vmapped):
     P_ref = sticking_impulse(NOMINAL)
     assert np.allclose(P_ref, [14.16, -9.77], atol=0.006)  # CONVENTIONS.md check value
-    factors = [1.0, 10.0, 100.0, 1000.0]
-    rows = [(f, 1.0) for f in factors] + [(1.0, 1.0)] * (len(TABLE3) - len(factors))  # same batch shape
-    out = solve_batch(jnp.asarray(batch(rows)), jnp.asarray(RTOL), jnp.asarray(T_MAX))
+    factors = [1.0, *STIFFER]
+    rows = [0, *range(len(TABLE3), len(TABLE3) + len(STIFFER))]  # k_n × 1 is Table 3's first row
+    assert np.all(BATCH[rows, 0] == factors) and np.all(BATCH[rows, 1] == 1.0) and np.all(BATCH_RTOL[rows] == RTOL)
+    out = jax.tree_util.tree_map(lambda x: x[rows], vmapped[1])
     assert ok(out)
-    gap_n = np.abs(np.asarray(out.normal_impulse[: len(factors), 0]) - P_ref[0])
-    gap_t = np.abs(np.asarray(out.tangential_impulse[: len(factors), 0]) - P_ref[1])
+    gap_n = np.abs(out.normal_impulse[:, 0] - P_ref[0])
+    gap_t = np.abs(out.tangential_impulse[:, 0] - P_ref[1])
     assert np.all(np.diff(gap_n) < 0) and np.all(np.diff(gap_t) < 0), (gap_n, gap_t)
     # The gap is the impulse of gravity and of the bias forces over the finite duration, and Hertz
     # contact time scales as k_n^(−2/5): each decade of stiffness shrinks the gap about 10^0.4 ≈ 2.5 times
     # (measured 0.253, 0.110, 0.045, 0.018 N s).
     ratio = gap_n[:-1] / gap_n[1:]
-    duration = np.asarray(out.duration[: len(factors)])
+    duration = out.duration
     assert np.all((ratio > 2.2) & (ratio < 2.8)), ratio
     assert np.allclose(duration[:-1] / duration[1:], 10**0.4, rtol=0.05)
 
@@ -193,17 +215,23 @@ def test_elastic_contact_returns_the_energy():
 
 
 # -- against scipy ------------------------------------------------------------------------------------------
+@eqx.filter_jit
+def contact_terms(model, q, qdot):
+    """``M``, the bias ``c``, the tip's Jacobian ``A``, ``Ȧ q̇`` and the penetration ``δ`` (compiled once: the
+    model's masses are arrays)."""
+    A = model.contact_jacobian(q, "Q")
+    Adot_qdot = jax.jvp(lambda qq: model.contact_jacobian(qq, "Q") @ qdot, (q,), (qdot,))[1]
+    return model.mass_matrix(q), model.bias(q, qdot), A, Adot_qdot, -model.point(q, "Q")[1]
+
+
 def scipy_reference(p, rtol=1e-10):
     """An independent NumPy/scipy integration of the same model (Radau, same events, SI units)."""
     model, q0, qdot0, contact = setup(jnp.asarray(p))
     k, chi, mu = float(contact.normal_law.stiffness), float(contact.normal_law.damping), float(p[2])
     n = 6
 
-    @jax.jit
     def terms(q, qdot):
-        A = model.contact_jacobian(q, "Q")
-        Adot_qdot = jax.jvp(lambda qq: model.contact_jacobian(qq, "Q") @ qdot, (q,), (qdot,))[1]
-        return model.mass_matrix(q), model.bias(q, qdot), A, Adot_qdot, -model.point(q, "Q")[1]
+        return contact_terms(model, q, qdot)
 
     q0 = np.asarray(q0)
 
@@ -298,12 +326,8 @@ GRAD_PARAMS = (0, 1, 2, 3, 4)  # k_n, χ, μ, forearm mass, q3
 
 @pytest.fixture(scope="module")
 def jacobian():
-    def outputs(p, rtol):
-        out = solve(p, rtol, jnp.asarray(T_MAX))
-        return jnp.stack([out.normal_impulse[0], out.tangential_impulse[0], out.duration])
-
-    jac = eqx.filter_jit(jax.jacrev(outputs))
-    return lambda rtol: np.asarray(jac(jnp.asarray(NOMINAL), jnp.asarray(rtol)))
+    jac = eqx.filter_jit(jax.jacrev(outputs, has_aux=True))
+    return lambda rtol: np.asarray(jac(jnp.asarray(NOMINAL), jnp.asarray(rtol))[0])
 
 
 def outputs_np(p, rtol=1e-12, t_max=T_MAX):
@@ -381,24 +405,19 @@ def test_vmap_equals_loop(table3):
         assert np.allclose(batched.peak_normal_force, single.peak_normal_force, rtol=1e-7)
 
 
-def test_vmap_of_gradient_against_finite_differences():
+def test_vmap_of_gradient_against_finite_differences(vmapped):
     """``jit(vmap(jacrev))`` over members that finish after different numbers of phases (slide then stick;
     sliding throughout; a lower, faster approach) — a finished member keeps running under vmap while the others
     go on, which once turned the whole batch's gradient into a NaN error — against central differences of each
-    member (elasticities p/y dy/dp, the outputs P_n, P_t, duration)."""
-    members = np.tile(NOMINAL, (3, 1))
-    members[1, 2] = 0.5
-    members[2, 4], members[2, 5] = math.radians(6.0), 0.2
-
-    def outputs(p):
-        out = solve(p, jnp.asarray(1e-10), jnp.asarray(T_MAX))
-        return jnp.stack([out.normal_impulse[0], out.tangential_impulse[0], out.duration])
-
-    J = np.asarray(eqx.filter_jit(jax.vmap(jax.jacrev(outputs)))(jnp.asarray(members)))
+    member (elasticities p/y dy/dp, the outputs P_n, P_t, duration). The batch is ``BATCH``, whose other rows
+    (Table 3, stiffer contacts) finish after still other numbers of steps."""
+    J, out = vmapped
     assert np.all(np.isfinite(J))
-    phases = [int(run(p).n_phases) for p in members]
+    members = slice(len(BATCH) - len(MEMBERS), None)
+    assert np.all(BATCH[members] == MEMBERS) and np.all(BATCH_RTOL[members] == 1e-10)
+    phases = out.n_phases[members]
     assert len(set(phases)) > 1, phases  # the batch really mixes members that finish at different phases
-    for m, p in enumerate(members):
+    for m, p in enumerate(MEMBERS):
         y = outputs_np(p)[0]
         for i in (0, 2, 4):  # k_n, μ, q3
             h = 1e-4 * abs(p[i])
@@ -406,7 +425,7 @@ def test_vmap_of_gradient_against_finite_differences():
             up[i] += h
             down[i] -= h
             fd = (outputs_np(up)[0] - outputs_np(down)[0]) / (2 * h)
-            assert np.max(np.abs((J[m, :, i] - fd) * p[i] / y)) < 1e-4, (m, i, J[m, :, i], fd)
+            assert np.max(np.abs((J[members][m, :, i] - fd) * p[i] / y)) < 1e-4, (m, i, J[members][m, :, i], fd)
 
 
 @pytest.mark.slow
