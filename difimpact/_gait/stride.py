@@ -74,7 +74,7 @@ class StanceSystem(AbstractHybridSystem):
     """Single support of a walker as a hybrid system in the time ``s = t / √(l/g)``: state
     ``y = (θ, dθ/ds)``, one mode, three event components (positive during the step): the heel-strike gap
     (:meth:`AbstractWalker.strike_gap`), the stance leg's rate ``q̇3`` (zero: it stops and falls back) and
-    ``cos q3`` (zero: the stance leg lies on the ground)."""
+    ``π/2 − |q3|`` (zero: the stance leg lies on the ground)."""
 
     walker: AbstractWalker
 
@@ -92,7 +92,7 @@ class StanceSystem(AbstractHybridSystem):
     def event_components(self, t, y, mode):
         theta, rate = self._split(y)
         # The engine arms every component at +_ARM: offset by it, the heel strike is found at a zero gap.
-        return jnp.stack([self.walker.strike_gap(theta), rate[0], jnp.cos(theta[0])]) - _ARM
+        return jnp.stack([self.walker.strike_gap(theta), rate[0], 0.5 * jnp.pi - jnp.abs(theta[0])]) - _ARM
 
     def transition(self, t, y, mode, event):
         return y, mode, jnp.asarray(True)
