@@ -85,6 +85,24 @@ def test_simplest_walker_short_gait_scipy():
     assert abs(gait.step_time - simplest_walker_stride(x, 0.009)[1]) < 1e-8
 
 
+def test_compass_stance_closed_form_equals_the_tree():
+    """``CompassGait``'s closed-form single support equals the reduced dynamics of its tree,
+    ``Bᵀ M B θ̈ = −Bᵀ c`` (:meth:`AbstractWalker.stance_accelerations`), over parameters, feet and states."""
+    rng = np.random.default_rng(0)
+    n = 64
+    params = dict(l=rng.uniform(0.5, 1.5, n), m=rng.uniform(1, 10, n), b=rng.uniform(0.1, 0.5, n),
+                  m_H=rng.uniform(1, 20, n), g=np.full(n, 9.81), slope=rng.uniform(-0.2, 0.2, n))
+    params["R"] = rng.uniform(0, 1, n) * params["l"]
+    theta, rate = rng.uniform(-1, 1, (n, 2)), rng.uniform(-3, 3, (n, 2))
+
+    def both(p, theta, rate):
+        w = di.CompassGait(**p)
+        return w.stance_accelerations(theta, rate), di.AbstractWalker.stance_accelerations(w, theta, rate)
+
+    closed, tree = jax.jit(jax.vmap(both))(params, theta, rate)
+    np.testing.assert_allclose(closed, tree, rtol=1e-12, atol=1e-12 * np.abs(tree).max())
+
+
 def _fd_jacobian(w, x, h=1e-5):
     P = eqx.filter_jit(lambda x: di.stride_power(w, x, options=TIGHT))
     cols = [(P(x + h * e) - P(x - h * e)) / (2 * h) for e in np.eye(x.shape[0])]

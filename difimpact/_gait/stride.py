@@ -81,7 +81,7 @@ class StanceSystem(AbstractHybridSystem):
     ``gap`` (:meth:`AbstractWalker.strike_gap`, ``δ = 10⁻⁶``): the step starts armed when its gap exceeds ``δ``,
     else (a compass walker, whose gap starts at zero) the gap must first rise above ``δ``, and the heel strike
     is its next zero. The other components are the stance leg's rate ``q̇3`` (zero: it stops and falls back)
-    and ``cos q3`` (zero: the stance leg lies on the ground). The state is continuous and the vector field the
+    and ``π/2 − |q3|`` (zero: the stance leg lies on the ground). The state is continuous and the vector field the
     same in both modes, so arming changes neither the stride map nor its derivatives."""
 
     walker: AbstractWalker
@@ -102,7 +102,7 @@ class StanceSystem(AbstractHybridSystem):
         gap = self.walker.strike_gap(theta)
         strike = jnp.where(mode == 1, gap, _CLEARANCE - gap)
         # The engine arms every component at +_ARM: offset by it, the heel strike is found at a zero gap.
-        return jnp.stack([strike, rate[0], jnp.cos(theta[0])]) - _ARM
+        return jnp.stack([strike, rate[0], 0.5 * jnp.pi - jnp.abs(theta[0])]) - _ARM
 
     def transition(self, t, y, mode, event):
         return y, jnp.ones_like(mode), (mode == 1) | (event != _STRIKE)
@@ -116,9 +116,12 @@ class StanceSystem(AbstractHybridSystem):
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     """Single support on the hybrid-phase engine until heel strike or a fall: ``(s, y, event index, failed)``
     (the index is −1 without an event; `failed`: step limit or solver failure)."""
+    # An I controller: the stance is smooth and non-stiff (Hairer, Nørsett & Wanner, Solving ODEs I, §II.4). A
+    # simplest-walker stride at rtol 1e-10 takes 60–64 steps (a PI controller, pcoeff 0.3 and icoeff 0.4: 72–77)
+    # and is within 1.6e-11 of a DOP853 solution at rtol 2e-14 (PI: 8e-12).
     sol = solve_hybrid(
         system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=options.t_max, solver=diffrax.Tsit5(),
-        stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),
+        stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol),
         max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
     )
     event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)

@@ -14,10 +14,11 @@ class SimplestWalker(AbstractCompassWalker):
     A compass gait with point feet, a hip mass ``M`` and foot masses ``m`` at the ends of legs of length ``l``,
     in the limit ``β = m / M → 0`` (coordinates of :class:`CompassGait`). The stance leg is an inverted
     pendulum carrying the hip, ``q̈3 = (g/l) sin(q3 + γ)``; the swing leg is a pendulum hanging from the moving
-    hip, whose foot feels only gravity and the massless leg's axial force. With ``s = q4 − q3`` the swing leg's
-    absolute angle from the downward normal,
+    hip, whose foot feels only gravity and the massless leg's axial force: with ``s = q4 − q3`` the swing leg's
+    absolute angle from the downward normal, ``s̈ = −(g/l) sin(s − γ) − q̈3 cos q4 + q̇3² sin q4``, which with
+    ``q̈3`` above and ``sin(q4 − q3 − γ) = sin q4 cos(q3 + γ) − cos q4 sin(q3 + γ)`` is
 
-    .. math:: \ddot s = -\frac{g}{l}\sin(s - γ) - \ddot q_3 \cos q_4 + \dot q_3^2 \sin q_4
+    .. math:: \ddot q_4 = \ddot q_3 + \sin q_4 \Big(\dot q_3^2 - \frac{g}{l}\cos(q_3 + γ)\Big)
 
     (Garcia et al. 1998, eqs. 1–2, in these coordinates). At heel strike (``q4 = 2 q3 = 2a``) the hip's angular
     momentum about the striking foot is conserved and the new swing foot keeps zero velocity across its leg:
@@ -57,8 +58,7 @@ class SimplestWalker(AbstractCompassWalker):
         u3 = theta_dot[0]
         w2 = self.g / self.l
         a3 = w2 * jnp.sin(q3 + self.slope)
-        s_ddot = -w2 * jnp.sin(q4 - q3 - self.slope) - a3 * jnp.cos(q4) + u3**2 * jnp.sin(q4)
-        return jnp.stack([a3, s_ddot + a3])
+        return jnp.stack([a3, a3 + jnp.sin(q4) * (u3**2 - w2 * jnp.cos(q3 + self.slope))])
 
     def heel_strike(self, q, qdot) -> HeelStrike:
         a, u3 = q[2], qdot[2]
