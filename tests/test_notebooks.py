@@ -17,6 +17,9 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
     "seven_link_ankle_blocking",
     # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): 2 min on 2 cores.
     "crutch_peak_force",
+    # Two compilations through a gait's fixed point (the forward-mode gradient of the spectral radius inside the
+    # optimiser, the gait and its multipliers for warm starts and grid): ~230 CPU-s, past the CI budget.
+    pytest.param("gait_design", marks=pytest.mark.slow),
 ])
 def test_notebook_runs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
