@@ -109,6 +109,8 @@ def simplest_walker(quick, progress):
     exponent = np.polyfit(np.log([r["slope"] for r in small]), np.log([r["half_angle"] for r in small]), 1)[0]
     stable = [r["rho"] for r in rows if r["branch"] == "long" and r["kind"] == "orbit" and pd and r["slope"] < pd["slope"]]
     doubled = [r for r in rows if r["branch"] == "period-2" and r["kind"] == "orbit"]
+    ends = {name: next(r["half_angle"] for r in rows[::-1] if r["branch"] == name and r["kind"] == "orbit")
+            for name in branches}
     checks = [
         check_close("θ* of the long gait at γ = 0.009", 0.20031, at["long"]["half_angle"], 2.5e-5, "rad"),
         check_close("θ̇* of the long gait at γ = 0.009", 0.19983, at["long"]["stance_rate"], 2.5e-5, ""),
@@ -128,8 +130,7 @@ def simplest_walker(quick, progress):
                    if doubled else "none", bool(doubled) and doubled[0]["rho"] < 1),
         check_that(f"The long and short gaits do not meet in a fold for {lo:g} ≤ γ ≤ {hi:g}",
                    "Garcia et al. 1998: two period-one gaits", f"{len(folds)} folds on the period-one branches; "
-                   f"at γ = {hi:g}: θ* = {branches['long'][-1].x[0] * -1:.5f} (long), "
-                   f"{branches['short'][-1].x[0] * -1:.5f} (short)", not folds),
+                   f"at γ = {hi:g}: θ* = {ends['long']:.5f} (long), {ends['short']:.5f} (short)", not folds),
     ]
     return Outcome(rows, {"simplest_walker": _diagram(branches)}, checks)
 

@@ -164,8 +164,10 @@ class _Branch:
     def at_parameter(self, a: _Node, b: _Node, p):
         """The corrected point at parameter `p` between `a` and `b` (natural-parameter corrector)."""
         w = (p - a.y[-1]) / (b.y[-1] - a.y[-1])
+        y_pred = (1 - w) * a.y + w * b.y
+        y_pred[-1] = p  # exactly: the corrector keeps the parameter of its prediction
         normal = np.eye(a.y.shape[0])[-1]
-        return self.correct((1 - w) * a.y + w * b.y, normal, a.tangent)[0]
+        return self.correct(y_pred, normal, a.tangent)[0]
 
 
 def _fold_test(node):
