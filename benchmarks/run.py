@@ -29,7 +29,7 @@ TITLES = {
     "impulsive": "1. Impulsive throughput — crutch walker frictional map, jit + vmap",
     "compliant": "2. Compliant throughput — Hunt–Crossley + exact Coulomb, end of compression",
     "gradient": "3. Gradient cost — jax.grad of the energy loss w.r.t. all 17 CrutchWalker parameters",
-    "gait": "4. Periodic gaits — simplest walker stride map and fixed point, jit + vmap vs solve_ivp + fsolve",
+    "gait": "4. Periodic gaits — stride map and fixed point (simplest walker, round-footed compass gait), jit + vmap vs solve_ivp + fsolve",
     "latency": "5. Latency — the first compliant result, and `difimpact reproduce` cold and with the compilation cache",
 }
 
