@@ -18,11 +18,18 @@ settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # One persistent compilation cache per test run, in a fresh folder removed at the end (a run never reuses an
-# earlier run's programs). It serves a program compiled again under another `jit` wrapper of the same function
-# and the processes the tests start (notebook kernels, which inherit the variables; the kernels also store
-# programs with run-time checks, as the test process does). Programs compiled in under 0.3 s are not stored.
-CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": tempfile.mkdtemp(prefix="difimpact-tests-jax-cache-"),
-             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.3"}
+# earlier run's programs). It serves a program compiled again under another `jit` wrapper of the same function,
+# the processes the tests start (notebook kernels, which inherit the variables; the kernels also store programs
+# with run-time checks, as the test process does) and, under pytest-xdist, every worker: the controller makes
+# the folder before it starts them, they inherit its name, and only the controller removes it. Programs
+# compiled in under 0.3 s are not stored.
+_SHARED = "DIFIMPACT_TESTS_COMPILATION_CACHE"
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_SHARED):
+    _CACHE_DIR, _OWNER = os.environ[_SHARED], False
+else:
+    _CACHE_DIR, _OWNER = tempfile.mkdtemp(prefix="difimpact-tests-jax-cache-"), True
+    os.environ[_SHARED] = _CACHE_DIR
+CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.3"}
 KERNEL_CACHE_ARGS = ["--IPKernelApp.exec_lines=import difimpact._compile_cache as c; c.store_programs_with_callbacks()"]
 
 
@@ -35,7 +42,8 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    shutil.rmtree(CACHE_ENV["JAX_COMPILATION_CACHE_DIR"], ignore_errors=True)
+    if _OWNER:
+        shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
