@@ -1,4 +1,6 @@
-"""Shared test utilities: tree comparison and central finite differences."""
+"""Shared test utilities: tree comparison, central finite differences, running an example notebook."""
+
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -83,3 +85,19 @@ def simplest_walker_gait(x0, slope):
     cols = [(simplest_walker_stride(x + 1e-6 * e, slope)[0] - simplest_walker_stride(x - 1e-6 * e, slope)[0]) / 2e-6
             for e in np.eye(3)]
     return x, np.stack(cols, axis=1)
+
+
+def run_notebook(name: str):
+    """Execute ``notebooks/<name>.ipynb`` top to bottom in a fresh kernel (it inherits the run's compilation cache,
+    tests/conftest.py) and assert that no cell raised."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from .conftest import KERNEL_CACHE_ARGS
+
+    folder = Path(__file__).parent.parent / "notebooks"
+    nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}},
+                   extra_arguments=KERNEL_CACHE_ARGS).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors

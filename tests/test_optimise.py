@@ -13,6 +13,8 @@ import pytest
 import difimpact as di
 from difimpact._autodiff import forward_mode_gradient
 
+from .helpers import run_notebook
+
 
 def test_minimise_matches_kkt_point():
     """min (x−2)² + (y+1)² + (z−5)² s.t. x − y ≤ 1, z ∈ [0, 3]: the KKT point is (1, 0, 3), λ = 2
@@ -103,8 +105,10 @@ def test_ankle_blocking():
     res = _check_example(problem, [[0.0], [0.5], [0.95]], 101)
     model = di.SevenLinkHuman()
     q, qdot = model.heel_strike_state(-1.0)
-    xi = [di.energy_index(model, q, qdot, stick=("CAL_R",), unilateral=("MH_L",), blocked={"theta_A_R": r})
-          for r in (r_free, 0.0)]
+    # ξ(β) on the notebook's curve (the same program): its ends are the free and the fully blocked ankle.
+    xi = jax.jit(jax.vmap(lambda b: di.energy_index(model, q, qdot, stick=("CAL_R",), unilateral=("MH_L",),
+                                                    blocked={"theta_A_R": (1 - b) * r_free})))(jnp.linspace(0.0, 1.0, 41))
+    xi = np.asarray(xi)[[0, -1]]
     beta = 1 - math.sqrt((xi[1] - target) / (xi[1] - xi[0]))
     np.testing.assert_allclose(res.params[:, 0], beta, atol=1e-5)
 
@@ -148,3 +152,11 @@ def test_crutch_peak_force():
     assert lam > 0
     np.testing.assert_allclose(df[0] + lam * dg[0], 0.0, atol=1e-2 * abs(df[0]))
     assert df[1] + lam * dg[1] < 0
+
+
+@pytest.mark.parametrize("name", ["compass_foot_radius", "biped_torso", "seven_link_ankle_blocking"])
+def test_notebook_runs(name):
+    """The example notebook of each problem above runs top to bottom. It solves from the same starts and
+    searches the same grids as the tests, and runs after them in this module, so its programs come from the
+    run's compilation cache (tests/conftest.py)."""
+    run_notebook(name)
