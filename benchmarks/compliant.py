@@ -190,7 +190,8 @@ def main():
 
     def rhs(walker, q0, y):
         """``LOOP`` chained evaluations inside one compiled loop: the in-graph cost, without dispatch."""
-        f = jax.vmap(lambda a, b: CompliantContactSystem(walker, (contact,), a, "compression").vector_field(0.0, b, modes))
+        f = jax.vmap(lambda a, b: CompliantContactSystem(walker, (contact,), a, "compression", False)
+                     .vector_field(0.0, b, modes))
         return jax.lax.fori_loop(0, LOOP, lambda i, y: y + 1e-9 * f(q0, y), y)
 
     fn, _, _ = compile_time(rhs, walker, jnp.asarray(q[:n]), y)
