@@ -35,8 +35,15 @@ def rimless_wheel(quick, progress):
     alpha = np.pi / n
     slopes = np.linspace(0.02, 0.12, 6 if quick else 21)
     rows, closed, ok, err_w, err_m, err_e = [], [], [], 0.0, 0.0, 0.0
-    for slope in progress(slopes):
-        gait, _ = branch_point(_wheel, [2.0], float(slope), options=TIGHT)
+    # From the steepest slope down, each Newton solve starts from the gait of the slope above (a far guess
+    # sends Newton's iterates to strides that fall back near the lowest walking slopes).
+    guess, found = [2.0], {}
+    for slope in progress(slopes[::-1]):
+        found[slope], _ = branch_point(_wheel, guess, float(slope), options=TIGHT)
+        if found[slope] is not None:
+            guess = found[slope].x
+    for slope in slopes:
+        gait = found[slope]
         walks = gait is not None
         omega = 1 / np.tan(2 * alpha) * np.sqrt(4 * g / l * np.sin(alpha) * np.sin(slope))
         multiplier = float(np.real(gait.multipliers[0])) if walks else float("nan")
