@@ -116,9 +116,8 @@ class StanceSystem(AbstractHybridSystem):
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     """Single support on the hybrid-phase engine until heel strike or a fall: ``(s, y, event index, failed)``
     (the index is −1 without an event; `failed`: step limit or solver failure)."""
-    # A PI controller (pcoeff 0.3, icoeff 0.4): a simplest-walker stride at rtol 1e-10 is within 8e-12 of a
-    # DOP853 solution at rtol 2e-14. An I controller takes fewer steps (60–64 instead of 72–77) but lands within
-    # 1.6e-11 only, and continuation's corrector (step tolerance 1e-11) then fails next to a period doubling.
+    # PI control (pcoeff 0.3, icoeff 0.4) keeps a stride's error below the continuation corrector's step
+    # tolerance (1e-11) at the default rtol 1e-10, which Newton on P² next to a period doubling needs.
     sol = solve_hybrid(
         system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=options.t_max, solver=diffrax.Tsit5(),
         stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),

@@ -111,7 +111,7 @@ class CompassGait(AbstractCompassWalker):
 
         solved by Cramer's rule (the ``2×2`` matrix is positive definite). The same equations as the tree's
         (:meth:`AbstractWalker.stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at ``R = 0``) in scalar
-        operations only, which under ``vmap`` are elementwise and fuse: a stride costs an eighth of the tree's."""
+        operations only, which under ``vmap`` are elementwise and fuse."""
         q3, q4 = theta
         u3, u4 = theta_dot
         d, b, R = self.l - self.R, self.b, self.R
@@ -120,8 +120,8 @@ class CompassGait(AbstractCompassWalker):
         gx, gy = self.g * jnp.sin(self.slope), -self.g * jnp.cos(self.slope)
 
         # 2-vectors as pairs of scalars: elementwise under vmap (a batched dot of length 2 fuses with nothing)
-        def dot(a, b):
-            return a[0] * b[0] + a[1] * b[1]
+        def dot(u, v):
+            return u[0] * v[0] + u[1] * v[1]
 
         a1 = (R + (d - b) * c3, -(d - b) * s3)  # ∂p_i/∂q3 (∂e/∂θ = (cos θ, −sin θ))
         a2 = (R + d * c3, -d * s3)
