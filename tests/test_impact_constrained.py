@@ -360,6 +360,44 @@ def test_partial_blocking_parabola():
     np.testing.assert_allclose(s.qdot_plus, expected, atol=1e-12)
 
 
+def test_blocked_active_drops_rows_in_one_program():
+    """``blocked_active`` under ``vmap`` over every subset of three blocked coordinates (two at prescribed
+    rates): each member against the closed form through ``M⁻¹`` with only its rows (seed 002, eqs. 20–22), the
+    released coordinates' impulse slots zero (a mapping's slots follow the sorted coordinates); all three
+    released, the plain sticking impact. Bad flags are errors naming the argument."""
+    model, q, qd = _state(jnp.array([1.0, 1.0, 30.0, 0.8, 0.4, 0.4]), deg(30.0), deg(15.0))
+    rates = {"q5": 0.7, "q4": 0.0, "q3": -0.2}  # slots in sorted order: q3, q4, q5
+    subsets = np.array(np.meshgrid(*[[False, True]] * 3, indexing="ij")).reshape(3, -1).T  # (q5, q4, q3) flags
+    s = jax.jit(jax.vmap(lambda a: di.impact(model, q, qd, stick=("P_L",), blocked=rates,
+                                             blocked_active=dict(zip(rates, a)), throw=False)))(jnp.asarray(subsets))
+    np.testing.assert_array_equal(s.result._value, di.ImpactResults.successful._value)
+    M, J = np.asarray(model.mass_matrix(q)), np.asarray(model.contact_jacobian(q, "P_L"))
+    Mi = np.linalg.inv(M)
+    for k, flags in enumerate(subsets):
+        on = [c for c, f in zip(rates, flags) if f]
+        sorted_on = sorted(on)
+        A = np.concatenate([J] + [np.eye(5)[[model.coordinate_names.index(c)]] for c in sorted_on])
+        b = np.r_[0.0, 0.0, [rates[c] for c in sorted_on]]
+        W_c = np.linalg.inv(A @ Mi @ A.T)
+        G = Mi @ A.T @ W_c
+        qdot_plus = (np.eye(5) - G @ A) @ qd + G @ b  # seed 002, eq. 21
+        impulses = W_c @ (b - A @ qd)  # M (q̇⁺ − q̇⁻) = Aᵀ λ̄
+        slots = np.zeros(5)
+        slots[:2] = impulses[:2]
+        for c, lam in zip(sorted_on, impulses[2:]):
+            slots[2 + sorted(rates).index(c)] = lam
+        np.testing.assert_allclose(s.qdot_plus[k], qdot_plus, atol=1e-12)
+        np.testing.assert_allclose(s.impulses[k], slots, atol=1e-12 * np.max(np.abs(slots)))
+    plain = di.impact(model, q, qd, stick=("P_L",))
+    np.testing.assert_allclose(s.qdot_plus[0], plain.qdot_plus, atol=1e-13)
+    with pytest.raises(ValueError, match="`blocked_active` names 'q2', which is not in `blocked`"):
+        di.impact(model, q, qd, stick=("P_L",), blocked=("q3",), blocked_active={"q2": jnp.asarray(True)})
+    with pytest.raises(TypeError, match=r"`blocked_active\['q3'\]` must be a boolean scalar"):
+        di.impact(model, q, qd, stick=("P_L",), blocked=("q3",), blocked_active={"q3": jnp.asarray(1.0)})
+    with pytest.raises(TypeError, match="`blocked_active` must be a mapping"):
+        di.impact(model, q, qd, stick=("P_L",), blocked=("q3",), blocked_active=jnp.asarray([True]))
+
+
 # -- restitution --------------------------------------------------------------------------------------------
 def test_restitution_newton_equals_energetic():
     """``v_n⁺ = −e v_n⁻`` with no tangential slip; with ``v_t⁻ = 0`` (seed 003 assumption ii) the tangential

@@ -26,28 +26,31 @@ BATCH = 8  # states per compiled call (padded)
 PRE_IMPACT = (-2, -1)  # frames before the one nearest the 20 N crossing
 NO_IMPACT = "no impact: the model's heel is not approaching the ground"
 LUMBAR = "lumbar_extension"  # blocked in every case of the OpenSim model: its torso and pelvis as one HAT
+_JOINTS = tuple(dict.fromkeys(c for case in CASES.values() for c in case))  # the seven-link joints cases block
 UNITS = ("rel_frame [frames before the 20 N crossing: 60 Hz treadmill, 10 ms overground, 2 % of the cycle "
          "Winter], xi [-], T_minus [J], knee_rate_trail [deg/s], heel_vx_lead, mth_vx_trail, mth_vy_trail, "
          "cal_vx_model, mh_speed_model [m/s], trail_ankle_gap [deg] (solved − measured trailing dorsiflexion)")
 
 
 @functools.cache
-def _impacts(blocked: tuple[str, ...], heel: str, trailing: str):
-    """ξ, T⁻ and the trailing-foot outcome (index into ``OUTCOMES``) for a batch of states of one model."""
+def _impacts(joints: tuple[str, ...], heel: str, trailing: str):
+    """ξ, T⁻ and the trailing-foot outcome (index into ``OUTCOMES``) for a batch of states of one model, with
+    the `joints` blocked where the flags ``active`` say (one program for every blocking case)."""
 
-    def one(model, q, qdot):
-        sol = impact(model, q, qdot, stick=(heel,), blocked=blocked, unilateral=(trailing,),
-                     unilateral_tangent="always", throw=False)
+    def one(model, q, qdot, active):
+        sol = impact(model, q, qdot, stick=(heel,), blocked=joints, blocked_active=dict(zip(joints, active)),
+                     unilateral=(trailing,), unilateral_tangent="always", throw=False)
         outcome = jnp.where(sol.result == ImpactResults.successful, jnp.where(sol.lifted_off[0], 1, 0),
                             jnp.where(sol.result == ImpactResults.no_consistent_set, 2, 3))
         return sol.xi, sol.T_minus, outcome
 
-    return eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0)))
+    return eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0, None)))
 
 
-def _run(model, states, blocked, heel, trailing):
-    """ξ, T⁻ and the outcome index of each state; a state whose heel is not approaching the ground (no impact
-    there) gets NaN and outcome ``len(OUTCOMES)`` (:data:`NO_IMPACT`)."""
+def _run(model, states, joints, blocked, heel, trailing):
+    """ξ, T⁻ and the outcome index of each state with the joints `blocked` (of `joints`, the joints any case
+    blocks); a state whose heel is not approaching the ground (no impact there) gets NaN and outcome
+    ``len(OUTCOMES)`` (:data:`NO_IMPACT`)."""
     colliding = [i for i, (q, qdot) in enumerate(states) if float(model.point_velocity(q, qdot, heel)[1]) < 0]
     out = [np.full(len(states), np.nan), np.full(len(states), np.nan), np.full(len(states), len(OUTCOMES))]
     if not colliding:
@@ -55,7 +58,8 @@ def _run(model, states, blocked, heel, trailing):
     q, qdot = (jnp.stack([states[i][k] for i in colliding]) for k in (0, 1))
     pad = -len(colliding) % BATCH
     q, qdot = (jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) for a in (q, qdot))
-    for target, value in zip(out, _impacts(blocked, heel, trailing)(model, q, qdot)):
+    active = jnp.asarray([c in blocked for c in joints])
+    for target, value in zip(out, _impacts(joints, heel, trailing)(model, q, qdot, active)):
         target[colliding] = np.asarray(value)[:len(colliding)]
     return out
 
@@ -79,7 +83,7 @@ def _seven_link(trials, cases, progress):
         groups.append((trial, frames, human, [gait_data.seven_link_state(human, fr, subject) for fr in frames]))
     for trial, frames, human, states in progress(groups, desc="seven-link states"):
         for name in cases:
-            xi, t_minus, outcome = _run(human, states, CASES[name], "CAL_R", "MH_L")
+            xi, t_minus, outcome = _run(human, states, _JOINTS, CASES[name], "CAL_R", "MH_L")
             for i, (q, qdot) in enumerate(states):
                 fr = None if frames is None else frames[i]
                 rows.append(_row(trial, fr, "seven-link", name, xi[i], t_minus[i], outcome[i]) | _model_kinematics(
@@ -109,10 +113,11 @@ def _osim(cases, progress):
             continue
         s, t = lead.lower(), "l" if lead == "R" else "r"
         states = [gait_data.osim_state(model, fr) for fr in subset]
+        osim = {"theta_A_R": f"ankle_angle_{s}", "theta_K_R": f"knee_angle_{s}", "theta_H_R": f"hip_flexion_{s}"}
+        joints = tuple(osim[c] for c in _JOINTS) + (LUMBAR,)
         for name in cases:
-            blocked = tuple(c.replace("theta_A_R", f"ankle_angle_{s}").replace("theta_K_R", f"knee_angle_{s}")
-                            .replace("theta_H_R", f"hip_flexion_{s}") for c in CASES[name]) + (LUMBAR,)
-            xi, t_minus, outcome = _run(model, states, blocked, f"CAL_{lead}", f"MH_{t.upper()}")
+            blocked = tuple(osim[c] for c in CASES[name]) + (LUMBAR,)
+            xi, t_minus, outcome = _run(model, states, joints, blocked, f"CAL_{lead}", f"MH_{t.upper()}")
             ankle = model.coordinate_names.index(f"ankle_angle_{t}")
             rows += [_row("treadmill", fr, "OpenSim gait10dof18musc", name, xi[i], t_minus[i], outcome[i])
                      | _model_kinematics(model, *states[i], fr, f"CAL_{lead}", f"MH_{t.upper()}",

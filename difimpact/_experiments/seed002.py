@@ -8,9 +8,9 @@ collides and sticks (eqs. 6–7), the trailing ``MH_L`` is a unilateral contact 
 8–9, footnote 4), the blocked joints of the leading leg get ``q̇_j⁺ = 0`` or a prescribed rate (eqs. 10–12).
 The trailing foot keeps its non-sliding row ``v_x(MH)⁺ = 0`` (eq. 8) in both choices, since footnote 4 solves
 "with and without" the unilateral constraint (9) only (``unilateral_tangent="always"``). The pre-impact state is
-:meth:`SevenLinkHuman.heel_strike_state` (eq. 3). One compiled function per blocking case serves all three
-experiments (fixed batch size), compiled without XLA's backend optimisations: compiling is almost all the
-cost (a batch runs in milliseconds), and this cuts it by about 40 % (3.7 → 2.1 s CPU per case).
+:meth:`SevenLinkHuman.heel_strike_state` (eq. 3). One compiled function serves every blocking case of all three
+experiments (fixed batch size; the case is `impact`'s traced ``blocked_active``), compiled without XLA's
+backend optimisations: compiling is almost all the cost (a batch runs in milliseconds).
 
 Ranges the paper does not print (its figures are lost): ω0 ∈ [−1, 1] rad/s — −1 rad/s is the strongest
 push-off of the analysed range (points A, B, C, §4.1–4.2), the other end is taken symmetric ("in the other
@@ -38,14 +38,15 @@ OMEGA0_RANGE = (-1.0, 1.0)  # rad/s, see the module docstring
 DTHETA_RANGE = (-20.0, 20.0)  # deg, see the module docstring
 ANKLE, KNEE, HIP = "theta_A_R", "theta_K_R", "theta_H_R"
 TRAILING = ("theta_H_L", "theta_K_L", "theta_A_L")
-# Blocked joints of each case; the first (ankle) takes the prescribed post-impact rate of Fig. 8.
+# Blocked joints of each case; the ankle takes the prescribed post-impact rate of Fig. 8.
 CASES = {
     "none": (),
     "ankle": (ANKLE,),
     "ankle+knee": (ANKLE, KNEE),
     "ankle+knee+hip": (ANKLE, KNEE, HIP),
 }
-CASES_INDEX = {c: SevenLinkHuman.coordinate_names.index(c) for c in (ANKLE, KNEE, HIP) + TRAILING}
+JOINTS = (ANKLE, KNEE, HIP) + TRAILING  # every joint a case may block
+CASES_INDEX = {c: SevenLinkHuman.coordinate_names.index(c) for c in JOINTS}
 # The paper's line styles (§4.1: red continuous, blue dashed, green dash-point); "none" is not in its figures.
 STYLES = {"none": "k:", "ankle": "r-", "ankle+knee": "b--", "ankle+knee+hip": "g-."}
 OUTCOMES = ("stays", "lifts", "no consistent set", "failed")
@@ -97,19 +98,31 @@ def _states():
                    compiler_options=_FAST_COMPILE)
 
 
+def _active(blocked: tuple[str, ...]) -> np.ndarray:
+    """The case `blocked` (joints of :data:`JOINTS`) as one flag per joint."""
+    unknown = set(blocked) - set(JOINTS)
+    if unknown:
+        raise ValueError(f"`blocked`: {sorted(unknown)} are not among the joints {JOINTS}.")
+    return np.array([c in blocked for c in JOINTS])
+
+
+def _impact(human, q, qdot, rate, active):
+    """Heel strike with the joints of :data:`JOINTS` blocked where `active`, the ankle at the post-impact rate
+    ``rate`` (eq. 10) in seed 002's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``)."""
+    rates = {c: (-rate if c == ANKLE else 0.0) for c in JOINTS}
+    return impact(human, q, qdot, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(JOINTS, active)),
+                  unilateral=("MH_L",), unilateral_tangent="always", throw=False)
+
+
 @functools.cache
-def _heel_strike(blocked: tuple[str, ...]):
-    """Batched heel strike with the joints `blocked`; the first gets the post-impact rate ``rate`` (eq. 10), in
-    seed 002's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``), the others are
-    blocked totally. Returns the quantities of :data:`QUANTITIES`, the trailing-foot outcome
-    (index into :data:`OUTCOMES`), ``q̇⁻``, ``M`` and the stacked Jacobians of CAL_R and MH_L (for checks of
-    eq. 24 by hand)."""
+def _heel_strike():
+    """Batched heel strike of :func:`_impact`. Returns the quantities of :data:`QUANTITIES`, the trailing-foot
+    outcome (index into :data:`OUTCOMES`), ``q̇⁻``, ``M`` and the stacked Jacobians of CAL_R and MH_L (for checks
+    of eq. 24 by hand)."""
     human = _human()
 
-    def one(q, qdot, rate):
-        rates = {c: (-rate if i == 0 else 0.0) for i, c in enumerate(blocked)}
-        sol = impact(human, q, qdot, stick=("CAL_R",), blocked=rates, unilateral=("MH_L",),
-                     unilateral_tangent="always", throw=False)
+    def one(q, qdot, rate, active):
+        sol = _impact(human, q, qdot, rate, active)
         ok = sol.result == ImpactResults.successful
         lifted = sol.lifted_off[0]
         outcome = jnp.where(ok, jnp.where(lifted, 1, 0),
@@ -122,19 +135,20 @@ def _heel_strike(blocked: tuple[str, ...]):
             J=jnp.concatenate([human.contact_jacobian(q, "CAL_R"), human.contact_jacobian(q, "MH_L")]),
         )
 
-    return jax.jit(jax.vmap(one), compiler_options=_FAST_COMPILE)
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None)), compiler_options=_FAST_COMPILE)
 
 
 def _sweep(blocked, omega0, dtheta, rate):
-    """Heel strikes at the broadcast ``(ω0, Δθ [rad], θ̇_A^R⁺)`` in batches of :data:`BATCH` (padded with the
-    last point), so that every sweep of every experiment reuses one compilation per blocking case."""
+    """Heel strikes with the joints `blocked` at the broadcast ``(ω0, Δθ [rad], θ̇_A^R⁺)`` in batches of
+    :data:`BATCH` (padded with the last point), so that every sweep of every experiment reuses one compilation."""
+    active = jnp.asarray(_active(blocked))
     args = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, float)) for a in (omega0, dtheta, rate)))
     size = args[0].size
     padded = [np.concatenate([a, np.full(-size % BATCH, a[-1])]) for a in args]
     chunks = []
     for i in range(0, padded[0].size, BATCH):
         q, qdot = _states()(*(jnp.asarray(a[i:i + BATCH]) for a in padded[:2]))
-        chunks.append(_heel_strike(blocked)(q, qdot, jnp.asarray(padded[2][i:i + BATCH])))
+        chunks.append(_heel_strike()(q, qdot, jnp.asarray(padded[2][i:i + BATCH]), active))
     return {k: np.concatenate([np.asarray(c[k]) for c in chunks])[:size] for k in chunks[0]}
 
 
@@ -193,18 +207,16 @@ def _trailing_check(res, cases):
 
 
 @functools.cache
-def _posture_xi(blocked: tuple[str, ...]):
+def _posture_xi():
     """ξ at ω0 = −1 rad/s and the step length as functions of the six angles of :class:`HeelStrikePosture`
-    (batched)."""
+    (batched) and the blocked joints (flags of :data:`JOINTS`)."""
     human = _human()
 
-    def one(angles):
+    def one(angles, active):
         q, qdot = human.heel_strike_state(OMEGA0_REF, posture=HeelStrikePosture(*angles))
-        sol = impact(human, q, qdot, stick=("CAL_R",), blocked=blocked, unilateral=("MH_L",),
-                     unilateral_tangent="always", throw=False)
-        return sol.xi, human.step_length(q)
+        return _impact(human, q, qdot, 0.0, active).xi, human.step_length(q)
 
-    return jax.jit(jax.vmap(one), compiler_options=_FAST_COMPILE)
+    return jax.jit(jax.vmap(one, in_axes=(0, None)), compiler_options=_FAST_COMPILE)
 
 
 def _posture_sensitivity(progress) -> str:
@@ -214,7 +226,7 @@ def _posture_sensitivity(progress) -> str:
     step = np.radians(5.0)
     angles = np.array([base] + [base + sign * step * e for e in np.eye(base.size) for sign in (-1, 1)])
     cases = ("ankle", "ankle+knee+hip")
-    out = {k: [np.asarray(a) for a in _posture_xi(CASES[k])(jnp.asarray(angles))]
+    out = {k: [np.asarray(a) for a in _posture_xi()(jnp.asarray(angles), jnp.asarray(_active(CASES[k])))]
            for k in progress(cases, desc="posture")}
     xi, length = {k: v[0] for k, v in out.items()}, out[cases[0]][1]
     lines = ["Sensitivity to the heel-strike posture (`HeelStrikePosture`; seed 002's Fig. 1 is lost): ξ at "

@@ -12,8 +12,9 @@ from typing import Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from .._custom_types import Array, Config, Float, MassMatrix, Scalar, Velocity
+from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
 from .._tree import PlanarTree
 from .._validation import as_float, check, instance, names, tolerance
@@ -71,6 +72,22 @@ def _check_options(model, stick, blocked, unilateral, restitution, unilateral_ta
     return stick, unilateral, rates, coords, restitution
 
 
+def _blocked_active(x, rates) -> Bool[Array, " b"]:
+    """`blocked_active`, checked, as one flag per coordinate of `blocked` (``True`` where it names none)."""
+    if not isinstance(x, Mapping):
+        raise TypeError(f"`blocked_active` must be a mapping {{coordinate of `blocked`: bool}}, got {x!r}.")
+    for c in x:
+        if c not in rates:
+            raise ValueError(f"`blocked_active` names {c!r}, which is not in `blocked` {list(rates)}.")
+    flags = []
+    for c in rates:
+        f = jnp.asarray(x.get(c, True))
+        if f.dtype != bool or f.shape != ():
+            raise TypeError(f"`blocked_active[{c!r}]` must be a boolean scalar, got {f.dtype} {f.shape}.")
+        flags.append(f)
+    return jnp.stack(flags) if flags else jnp.zeros((0,), bool)
+
+
 def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float) -> Config:
     """``q``, checked to hold every contact point on the ground to within ``ground_tol`` × the model's size
     (``0 ≤ ground_tol < 1``)."""
@@ -111,9 +128,11 @@ def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, re
     return qdot_minus, A_fixed, b_fixed
 
 
-def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D) -> list[ImpactSolution]:
+def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
+                 fixed_active) -> list[ImpactSolution]:
     """The solution of every active set of the unilateral contacts (each stays or lifts off), with the
-    impulses laid out two slots per unilateral contact."""
+    impulses laid out two slots per unilateral contact; `fixed_active` (or ``None``: all) the rows of
+    ``A_fixed`` enforced."""
     m_fixed = A_fixed.shape[0]
     candidates = []
     for stays in itertools.product((True, False), repeat=len(unilateral)):
@@ -122,7 +141,9 @@ def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tang
         rows = [J[p][i:i + 1] for p, hp in zip(unilateral, has) for i, h in enumerate(hp) if h]
         A = jnp.concatenate([A_fixed] + rows, axis=0)
         b = jnp.concatenate([b_fixed, jnp.zeros(A.shape[0] - m_fixed, M.dtype)])
-        sol = solve_kkt(M, A, qdot_minus, b, keep, D)
+        active = None if fixed_active is None else jnp.concatenate(
+            [fixed_active, jnp.ones(A.shape[0] - m_fixed, bool)])
+        sol = solve_kkt(M, A, qdot_minus, b, keep, D, active)
         lam, i = [sol.impulses[:m_fixed]], m_fixed
         for hp in has:
             for h in hp:
@@ -177,6 +198,7 @@ def impact(
     *,
     stick: Sequence[str] = (),
     blocked: Sequence[str | int] | Mapping[str | int, float] = (),
+    blocked_active: Mapping[str | int, bool | Bool[Array, ""]] | None = None,
     unilateral: Sequence[str] = (),
     restitution: Mapping[str, float] | None = None,
     unilateral_tangent: Literal["free", "stick", "always"] = "free",
@@ -192,7 +214,9 @@ def impact(
        ``model.contact_jacobian`` with ``v⁺ = 0`` (seed 003, eq. 3), or a normal velocity ``v_n⁺ = −e v_n⁻``
        with `restitution` (below);
     2. each coordinate of `blocked` (name or index): ``q̇_j⁺ = 0``, or ``q̇_j⁺ = `` the given value when
-       `blocked` is a mapping (partial blocking, seed 002, eqs. 5, 10–12);
+       `blocked` is a mapping (partial blocking, seed 002, eqs. 5, 10–12), a mapping's coordinates in sorted
+       order (as JAX flattens a ``dict``); with `blocked_active`, only those where it is not ``False`` (the
+       others move freely and their impulse slot is zero);
     3. each point of `unilateral` was holding before the impact and either stays (normal row, ``v_n⁺ = 0``,
        normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (seed 003, eq. 4; seed 002, eq. 9).
        Its tangential row depends on `unilateral_tangent`: ``"free"`` never (seed 003, eq. 4: only ``B_S``),
@@ -211,14 +235,18 @@ def impact(
     - `stick`, `blocked`, `unilateral`, `restitution`: the constraints above, at least one row in all (a
       single name is one point). Contact points must lie on the ground (``|y| ≤ ground_tol ×`` the model's
       size in posture `q`, ``0 ≤ ground_tol < 1``); `stick` points must approach it (``v_n⁻ < 0``).
+    - `blocked_active`: ``{coordinate of blocked: bool}``, whether that coordinate is blocked in this impact
+      (coordinates it does not name are). Its values are traced (pass JAX booleans), so one compiled program
+      serves every blocking case, ``vmap`` over cases included, where each set of `blocked` keys compiles its
+      own.
     - `unilateral_tangent`: ``"free"``, ``"stick"`` or ``"always"``, see 3.
     - `massless`, `throw`: as in :func:`constrained_impact`.
 
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
 
-    Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options are
-    static (a Python float in `blocked` or `restitution` is static too: pass arrays to sweep without
-    recompiling). Derivatives are those of the selected active set: one-sided where the outcome switches
+    Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options
+    (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass
+    arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the outcome switches
     between staying and lifting off.
     """
     keep = _keep(massless)
@@ -230,8 +258,13 @@ def impact(
     M = model.mass_matrix(q)
     J = {p: model.contact_jacobian(q, p) for p in points}
     qdot_minus, A_fixed, b_fixed = _fixed_rows(J, M, qdot_minus, stick, rates, coords, restitution)
+    fixed_active = None
+    if blocked_active is not None:
+        fixed_active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
+        A_fixed = jnp.where(fixed_active[:, None], A_fixed, 0.0)
     D = _unit_masses(model.tree(), q) if keep else None
-    candidates = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D)
+    candidates = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
+                              fixed_active)
     v = jnp.concatenate([A_fixed @ qdot_minus] + [J[p] @ qdot_minus for p in points])
     return _raise(_consistent(candidates, v, A_fixed.shape[0]), throw)
 

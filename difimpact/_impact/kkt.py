@@ -99,18 +99,22 @@ def _outer_sum(Q):
     return jnp.sum(Q[:, :, None] * Q[:, None, :], axis=0)
 
 
-def diagnose(M, A):
+def diagnose(M, A, active=None):
     """Rank checks on stopped gradients: (redundant rows of ``A``, projector ``P0`` onto ``null(M) ∩ null(A)``).
 
     ``K`` is regular iff ``A`` has full row rank and no ``d ≠ 0`` has ``A d = 0``, ``dᵀ M d = 0``; for ``M ⪰ 0``
     the latter is ``[M; A] d = 0``. Both are read from pivoted Gram–Schmidt (rank-revealing QR) with a relative
-    tolerance, on ``stop_gradient`` values so that the derivative of the map never sees the pivoting.
+    tolerance, on ``stop_gradient`` values so that the derivative of the map never sees the pivoting. With
+    `active`, ``A``'s inactive rows are zero and the rank is compared with the number of active rows.
     """
     M, A = jax.lax.stop_gradient((M, A))
     n, m = M.shape[0], A.shape[0]
     A_hat = _row_normalise(A)
     if m == 0:
         redundant = jnp.asarray(False)
+    elif active is not None:
+        _, kept, _ = row_basis(A_hat, min(m, n), _RANK_RTOL)
+        redundant = jnp.sum(kept) < jnp.sum(active)
     elif m > n:
         redundant = jnp.asarray(True)
     else:
@@ -162,8 +166,12 @@ _UNDETERMINED_DERIVATIVE = (
 
 
 def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plus: Float[Array, " m"], keep: bool,
-              unit_masses: MassMatrix | None = None) -> ImpactSolution:
+              unit_masses: MassMatrix | None = None, active: Bool[Array, " m"] | None = None) -> ImpactSolution:
     """Unchecked KKT solve; returns the solution (``result`` from the rank checks) without raising.
+
+    With `active`, a row where it is ``False`` is dropped: its row and column of ``K`` become those of the
+    identity and its ``b⁺`` zero, so its impulse is zero and it constrains nothing; the active rows give the
+    solution of ``K`` without it. One compiled program then serves every subset of the rows.
 
     Coordinates free of mass and constraints (``P0 ≠ 0``) are held by adding ``P0`` to ``M``, which makes ``K``
     regular and leaves the other components unchanged: ``massless="keep"`` reports their pre-impact velocity,
@@ -173,12 +181,16 @@ def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plu
     so values and derivatives are the one-sided ones of ``mass → 0⁺``; without it a derivative raises.
     """
     n, m = M.shape[0], A.shape[0]
-    redundant, P0 = diagnose(M, A)
+    dropped = jnp.zeros((m, m), M.dtype)
+    if active is not None:
+        A, b_plus = jnp.where(active[:, None], A, 0.0), jnp.where(active, b_plus, 0.0)
+        dropped = jnp.diag(jnp.where(active, 0.0, 1.0).astype(M.dtype))
+    redundant, P0 = diagnose(M, A, active)
     undetermined = jnp.trace(P0) > 0.5
     eye, zeros = jnp.eye(n, dtype=M.dtype), jnp.zeros((n, m), M.dtype)
 
     def kkt(M, held, held_b):
-        K = jnp.block([[M + P0, -A.T], [A, jnp.zeros((m, m), M.dtype)]])
+        K = jnp.block([[M + P0, -A.T], [A, dropped]])
         K = jnp.where(redundant, jnp.eye(n + m, dtype=M.dtype), K)  # finite values for a flagged result
         return solve_lu(K, jnp.block([[M + P0 @ held, P0 @ held_b], [zeros.T, jnp.eye(m, dtype=M.dtype)]]))[0]
 
