@@ -12,7 +12,6 @@ from typing import Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
@@ -246,8 +245,8 @@ def impact(
 
     Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options
     (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass
-    arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the outcome switches
-    between staying and lifting off.
+    arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the
+    outcome switches between staying and lifting off.
     """
     keep = _keep(massless)
     stick, unilateral, rates, coords, restitution = _check_options(model, stick, blocked, unilateral, restitution,
