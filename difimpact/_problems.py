@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.tree_util import Partial
 
 from ._autodiff import forward_mode_gradient
 from ._custom_types import Array, Float, Scalar
@@ -47,10 +48,15 @@ class GridSearch(NamedTuple):
 
 class Problem(eqx.Module):
     """``min objective(x)`` subject to ``constraints(x) ≤ 0`` and ``lower ≤ x ≤ upper``; `names` label the
-    entries of ``x`` (radians, metres or ratios as named)."""
+    entries of ``x`` (radians, metres or ratios as named).
 
-    objective: Callable[[Float[Array, " d"]], Scalar] = eqx.field(static=True)
-    constraints: Callable[[Float[Array, " d"]], Float[Array, " m"]] | None = eqx.field(static=True)
+    `objective` and `constraints` are callables; a pytree callable such as ``jax.tree_util.Partial`` keeps its
+    array arguments as leaves of the problem, so that problems differing only in them (:func:`biped_torso` at
+    two lift-off margins) share one compiled program when the problem is an argument of the compiled function,
+    as in :meth:`solve_from` and :meth:`grid_search`."""
+
+    objective: Callable[[Float[Array, " d"]], Scalar]
+    constraints: Callable[[Float[Array, " d"]], Float[Array, " m"]] | None
     lower: Float[Array, " d"]
     upper: Float[Array, " d"]
     names: tuple[str, ...] = eqx.field(static=True)
@@ -66,6 +72,14 @@ class Problem(eqx.Module):
                         rounds=rounds if self.constraints is not None else 1, bounds=(self.lower, self.upper),
                         constraints=self.constraints, penalty=penalty)
 
+    def solve_from(self, starts, **options) -> OptimiseResult:
+        """:meth:`solve` from each row of `starts` ``(k, d)`` under ``vmap``, the results stacked; `options` as
+        for :meth:`solve`. One compiled program serves problems that differ only in their array leaves."""
+        starts = as_float("starts", starts)
+        if starts.ndim != 2 or starts.shape[1:] != self.lower.shape:
+            raise ValueError(f"`starts` must have shape (k, {self.lower.shape[0]}), got {starts.shape}.")
+        return _solve_from(self, starts, **options)
+
     def grid_search(self, num: int, *, batched: bool = True) -> GridSearch:
         """Brute force over ``num`` points per variable between the bounds: the objective and the constraints at
         every grid point, as a check of :meth:`solve` (its optimum lies within one grid spacing of `best`, and
@@ -76,8 +90,8 @@ class Problem(eqx.Module):
 
         def evaluate(fn):
             if batched:
-                return np.asarray(jax.jit(jax.vmap(fn))(jnp.asarray(points)))
-            return np.stack([np.asarray(jax.jit(fn)(jnp.asarray(p))) for p in points])
+                return np.asarray(_on_grid(fn, jnp.asarray(points)))
+            return np.stack([np.asarray(_at(fn, jnp.asarray(p))) for p in points])
 
         values = evaluate(self.objective)
         g = None if self.constraints is None else evaluate(self.constraints)
@@ -86,6 +100,21 @@ class Problem(eqx.Module):
         shape = tuple(len(a) for a in axes)
         return GridSearch(axes, values.reshape(shape), None if g is None else g.reshape(shape + g.shape[1:]),
                           feasible.reshape(shape), points[np.argmin(masked)], float(np.min(masked)))
+
+
+@eqx.filter_jit
+def _solve_from(problem, starts, **options):
+    return jax.vmap(lambda start: problem.solve(start, **options))(starts)
+
+
+@eqx.filter_jit
+def _on_grid(fn, points):
+    return jax.vmap(fn)(points)
+
+
+@eqx.filter_jit
+def _at(fn, point):
+    return fn(point)
 
 
 def _bounds(*pairs):
@@ -112,24 +141,27 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
     ``[0.05, 0.95] m × [2°, 30°]`` (seed 001's ranges, less ``R = l``, where the swing foot does not collide).
     """
     foot_length, progression = positive("foot_length", foot_length), positive("progression", progression)
-
-    def parts(x):
-        R, q3 = x[0], x[1]
-        model = CompassGait(R=R)
-        q, qdot = model.pre_impact_state(q3)
-        distance = model.step_length(q) + 2 * R * q3
-        return energy_loss(model, q, qdot, stick=("swing_foot",)), distance, R, q3
-
-    def objective(x):
-        loss, distance, *_ = parts(x)
-        return loss / distance
-
-    def constraints(x):
-        _, distance, R, q3 = parts(x)
-        return jnp.stack([2 * R * q3 / foot_length - 1.0, 1.0 - distance / progression])
-
     lower, upper = _bounds((0.05, 0.95), (math.radians(2.0), math.radians(30.0)))
-    return Problem(objective, constraints, lower, upper, ("R", "q3"))
+    return Problem(Partial(_compass_objective), Partial(_compass_constraints, jnp.asarray(foot_length, float),
+                                                        jnp.asarray(progression, float)), lower, upper, ("R", "q3"))
+
+
+def _compass_parts(x):
+    R, q3 = x[0], x[1]
+    model = CompassGait(R=R)
+    q, qdot = model.pre_impact_state(q3)
+    distance = model.step_length(q) + 2 * R * q3
+    return energy_loss(model, q, qdot, stick=("swing_foot",)), distance, R, q3
+
+
+def _compass_objective(x):
+    loss, distance, *_ = _compass_parts(x)
+    return loss / distance
+
+
+def _compass_constraints(foot_length, progression, x):
+    _, distance, R, q3 = _compass_parts(x)
+    return jnp.stack([2 * R * q3 / foot_length - 1.0, 1.0 - distance / progression])
 
 
 def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Problem:
@@ -146,24 +178,29 @@ def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Probl
     is a massless torso).
     """
     lift_off, q4 = positive("lift_off", lift_off, shape=()), positive("q4", q4, shape=())
-
-    def state(x):
-        q5, mu_T = x[0], x[1]
-        m_H = 20.0 / (1.0 + mu_T)
-        model = BipedWithTorso(m=5.0, m_H=m_H, m_T=mu_T * m_H)
-        return (model, *model.pre_impact_state(q4, q5))
-
-    options = dict(stick=("P_L",), massless="keep")
-
-    def objective(x):
-        return constrained_energy_index(*state(x), **options)
-
-    def constraints(x):
-        v_Sn = post_impact_velocity(*state(x), "P_R", **options)[1]
-        return (1.0 - v_Sn / lift_off)[None]
-
+    lift_off, q4 = jnp.asarray(lift_off, float), jnp.asarray(q4, float)
     lower, upper = _bounds((0.0, math.radians(30.0)), (0.0, 2.0))
-    return Problem(objective, constraints, lower, upper, ("q5", "mu_T"))
+    return Problem(Partial(_biped_objective, q4), Partial(_biped_constraints, q4, lift_off), lower, upper,
+                   ("q5", "mu_T"))
+
+
+_BIPED_CONTACT = dict(stick=("P_L",), massless="keep")
+
+
+def _biped_state(q4, x):
+    q5, mu_T = x[0], x[1]
+    m_H = 20.0 / (1.0 + mu_T)
+    model = BipedWithTorso(m=5.0, m_H=m_H, m_T=mu_T * m_H)
+    return (model, *model.pre_impact_state(q4, q5))
+
+
+def _biped_objective(q4, x):
+    return constrained_energy_index(*_biped_state(q4, x), **_BIPED_CONTACT)
+
+
+def _biped_constraints(q4, lift_off, x):
+    v_Sn = post_impact_velocity(*_biped_state(q4, x), "P_R", **_BIPED_CONTACT)[1]
+    return (1.0 - v_Sn / lift_off)[None]
 
 
 def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, omega0: float = -1.0
@@ -182,14 +219,17 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     model = SevenLinkHuman() if model is None else instance("model", model, SevenLinkHuman)
     target = tolerance("target", target, below=1.0)
     q, qdot = model.heel_strike_state(omega0)
-    contact = dict(stick=("CAL_R",), unilateral=("MH_L",))
-    r_free = impact(model, q, qdot, **contact).qdot_plus[5]
-
-    def objective(x):
-        xi = energy_index(model, q, qdot, blocked={"theta_A_R": (1.0 - x[0]) * r_free}, **contact)
-        return (xi / target - 1.0) ** 2
-
+    r_free = impact(model, q, qdot, **_ANKLE_CONTACT).qdot_plus[5]
+    objective = Partial(_ankle_objective, model, q, qdot, r_free, jnp.asarray(target, float))
     return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
+
+
+_ANKLE_CONTACT = dict(stick=("CAL_R",), unilateral=("MH_L",))
+
+
+def _ankle_objective(model, q, qdot, r_free, target, x):
+    xi = energy_index(model, q, qdot, blocked={"theta_A_R": (1.0 - x[0]) * r_free}, **_ANKLE_CONTACT)
+    return (xi / target - 1.0) ** 2
 
 
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:

@@ -368,6 +368,10 @@ CASES = [
      "The `optimiser` step gave NaN or inf"),
     # -- the worked examples
     ("Problem.solve-start-shape", lambda: di.biped_torso().solve(jnp.zeros(3)), EAGER, r"`start` must have shape \(2,\)"),
+    ("Problem.solve_from-starts-shape", lambda: di.biped_torso().solve_from(jnp.zeros(2)), EAGER,
+     r"`starts` must have shape \(k, 2\), got \(2,\)"),
+    ("Problem.solve_from-starts-nan", lambda: di.biped_torso().solve_from(jnp.full((1, 2), NAN)), EAGER,
+     "`starts` contains NaN"),
     ("compass_foot_radius-foot_length", lambda: di.compass_foot_radius(foot_length=-0.25), EAGER,
      "`foot_length` must be positive"),
     ("crutch_peak_force-rtol", lambda: di.crutch_peak_force(rtol=-1.0), EAGER, "`rtol` must be positive"),

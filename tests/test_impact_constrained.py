@@ -254,7 +254,8 @@ def test_seed003_mu_zero_stance_foot_lifts(unilateral_fn):
     np.testing.assert_array_equal(s.result._value, di.ImpactResults.several_consistent_sets._value)
     for i in range(5):
         np.testing.assert_allclose(_kkt(M[i], both[i, :3], qd[i])[1][2], 0.0, atol=1e-10)
-    s = jax.tree.map(np.asarray, unilateral_fn(jnp.full(5, 1e-6), q4)[0])
+    mu = jnp.full(5, 1e-6, dtype=q4.dtype)  # not weakly typed, as jnp.zeros: the same program
+    s = jax.tree.map(np.asarray, unilateral_fn(mu, q4)[0])
     np.testing.assert_array_equal(s.result._value, 0)
     assert np.all(s.lifted_off) and np.all(s.unilateral_velocity > 0.05)
     model, q, qd = _state(jnp.array([0.0, 0.5, 30.0, 0.8, 0.4, 0.4]), q4[1], None)

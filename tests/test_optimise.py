@@ -49,7 +49,7 @@ def _grid_optimum(problem, num, batched=True):
 
 
 def _solve_from(problem, starts):
-    return jax.jit(jax.vmap(problem.solve))(jnp.asarray(starts, float))
+    return problem.solve_from(jnp.asarray(starts, float))
 
 
 def _check_example(problem, starts, num):
@@ -93,6 +93,29 @@ def test_biped_torso(lift_off):
     else:
         assert 0.5 < mu_T < 1.5
         np.testing.assert_allclose(res.constraints[0, 0], 0.0, atol=1e-5)
+
+
+def test_problems_differing_in_parameters_share_programs():
+    """The lift-off margin is a leaf of the problem: the second margin's grid search traces nothing (the
+    programs of the first, or of ``test_biped_torso`` before it, serve), and the margin still acts: both grids
+    give the same ``v_Sn⁺ = margin (1 − g)`` (the constraint of seed 003, eq. 4)."""
+    traces = []
+
+    def listener(event, duration, **kwargs):
+        if event == "/jax/core/compile/jaxpr_trace_duration":
+            traces.append(event)
+
+    first = di.biped_torso(lift_off=0.05).grid_search(31)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        second = di.biped_torso(lift_off=0.15).grid_search(31)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert traces == []
+    np.testing.assert_allclose(0.15 * (1 - second.constraints), 0.05 * (1 - first.constraints), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_array_equal(second.values, first.values)
+    assert not np.array_equal(second.feasible, first.feasible)
 
 
 def test_ankle_blocking():
