@@ -1,6 +1,7 @@
 """Run every benchmark, each in its own process (x64 is a global JAX flag), and rewrite ``RESULTS.md``.
 
-    python benchmarks/run.py [--quick] [--only impulsive compliant gradient] [--results PATH] [--timeout S]
+    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite] [--results PATH]
+                             [--timeout S]
 
 With ``--only`` the other benchmarks' rows are kept from the stored ``results.json`` (a note says from which run).
 """
@@ -23,6 +24,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "gradient": [["--part", "impulsive"], ["--part", "compliant"]],
     "gait": [[]],
     "latency": [[]],
+    "suite": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
@@ -31,6 +33,7 @@ TITLES = {
     "gradient": "3. Gradient cost — jax.grad of the energy loss w.r.t. all 17 CrutchWalker parameters",
     "gait": "4. Periodic gaits — stride map and fixed point (simplest walker, round-footed compass gait), jit + vmap vs solve_ivp + fsolve",
     "latency": "5. Latency — the first compliant result, and `difimpact reproduce` cold and with the compilation cache",
+    "suite": "6. The test suite — the README's test command, wall time on this machine",
 }
 
 
@@ -46,8 +49,9 @@ def fmt(x):
 
 def judge(r):
     """Judge a goal on the CPU-time value: on a shared machine the wall time also counts the time other
-    processes held the cores, and differently for each side of a ratio. Every ratio is value / goal."""
-    if r.get("met") is None or r.get("ratio") is None or r.get("cpu_value") is None:
+    processes held the cores, and differently for each side of a ratio. Every ratio is value / goal. A row
+    whose goal is a wall time on a named machine (the test suite) is judged on its wall time."""
+    if r.get("met") is None or r.get("ratio") is None or r.get("cpu_value") is None or r.get("judged_on") == "wall":
         return r
     ratio = r["ratio"] * r["cpu_value"] / r["value"]
     higher_is_better = r["goal"].startswith(("≥", "about"))
@@ -74,8 +78,11 @@ def analysis(by_table):
         for r in rows:
             if r.get("met") is False and r.get("ratio") is not None:
                 factor = r["ratio"] if r["ratio"] < 1 else 1 / r["ratio"]
-                out.append(f"- **{r['item']}** missed: {fmt(r.get('cpu_value'))} {r['unit']} (CPU time; wall "
-                           f"{fmt(r['value'])}) against {r['goal']}, a factor {1 / factor:.2g} short.")
+                measured = (f"{fmt(r['value'])} {r['unit']} (wall; CPU time {fmt(r.get('cpu_value'))})"
+                            if r.get("judged_on") == "wall" else
+                            f"{fmt(r.get('cpu_value'))} {r['unit']} (CPU time; wall {fmt(r['value'])})")
+                out.append(f"- **{r['item']}** missed: {measured} against {r['goal']}, a factor {1 / factor:.2g} "
+                           "short.")
             elif r.get("met") is False or r["item"].endswith("failed"):
                 out.append(f"- **{r['item']}**: {fmt(r.get('value'))} {r['unit']} ({r.get('note', '')}).")
     imp = by_table.get("impulsive", [])
@@ -130,7 +137,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run, minutes)")
     parser.add_argument("--only", nargs="+", choices=list(SCRIPTS), default=list(SCRIPTS))
     parser.add_argument("--results", default=os.path.join(HERE, "RESULTS.md"))
-    parser.add_argument("--timeout", type=float, default=1200, help="seconds allowed to each script's process")
+    parser.add_argument("--timeout", type=float, default=2400, help="seconds allowed to each script's process")
     parser.add_argument("--render", metavar="JSON", help="only rewrite RESULTS.md from a results.json of a run")
     parser.add_argument("--add", nargs="+", default=[], metavar="JSON",
                         help="with --render: rows of a script's own --out file replace the stored rows of the same "
