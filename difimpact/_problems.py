@@ -31,6 +31,9 @@ from ._objectives import (
 from ._optimise import OptimiseResult, minimise
 from ._validation import as_float, count, instance, positive, tolerance
 
+_BIPED_CONTACT = dict(stick=("P_L",), massless="keep")  # seed 003 §4.2: swing foot sticks, stance foot released
+_ANKLE_CONTACT = dict(stick=("CAL_R",), unilateral=("MH_L",))  # seed 002 eqs. 6–9
+
 
 class GridSearch(NamedTuple):
     """A problem evaluated on a grid over its bounds: `axes` (one 1-D array per variable), the objective
@@ -177,14 +180,11 @@ def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Probl
     torso mass for lift-off. The left foot sticks, the right foot is released (``massless="keep"``: ``μ_T = 0``
     is a massless torso).
     """
-    lift_off, q4 = positive("lift_off", lift_off, shape=()), positive("q4", q4, shape=())
-    lift_off, q4 = jnp.asarray(lift_off, float), jnp.asarray(q4, float)
+    lift_off, q4 = (jnp.asarray(positive(k, v, shape=()), float) for k, v in (("lift_off", lift_off), ("q4", q4)))
     lower, upper = _bounds((0.0, math.radians(30.0)), (0.0, 2.0))
     return Problem(Partial(_biped_objective, q4), Partial(_biped_constraints, q4, lift_off), lower, upper,
                    ("q5", "mu_T"))
 
-
-_BIPED_CONTACT = dict(stick=("P_L",), massless="keep")
 
 
 def _biped_state(q4, x):
@@ -223,8 +223,6 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     objective = Partial(_ankle_objective, model, q, qdot, r_free, jnp.asarray(target, float))
     return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
 
-
-_ANKLE_CONTACT = dict(stick=("CAL_R",), unilateral=("MH_L",))
 
 
 def _ankle_objective(model, q, qdot, r_free, target, x):
