@@ -11,14 +11,16 @@ import os
 import platform
 import statistics
 import time
+from importlib.metadata import version
 
 import jax
 import numpy as np
 
 
-def parse_args(description: str, dtype: bool = False, part: tuple[str, ...] = ()) -> argparse.Namespace:
-    """``--quick`` (small sizes), ``--out`` (JSON file for ``run.py``), optionally ``--dtype`` and ``--part``
-    (one of ``part``; default all); switches x64 on or off before anything creates a JAX array."""
+def parse_args(description: str, dtype: bool = False, part: tuple[str, ...] = (), extra=()) -> argparse.Namespace:
+    """``--quick`` (small sizes), ``--out`` (JSON file for ``run.py``), optionally ``--dtype``, ``--part``
+    (one of ``part``; default all) and the script's own options ``extra`` (``(names, keywords)`` pairs of
+    ``add_argument``); switches x64 on or off before anything creates a JAX array."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats (a smoke run)")
     parser.add_argument("--out", help="write the measured rows to this JSON file")
@@ -26,6 +28,8 @@ def parse_args(description: str, dtype: bool = False, part: tuple[str, ...] = ()
         parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
     if part:
         parser.add_argument("--part", choices=part, help="run only this part")
+    for names, kw in extra:
+        parser.add_argument(*names, **kw)
     args = parser.parse_args()
     jax.config.update("jax_enable_x64", getattr(args, "dtype", "float64") == "float64")
     return args
@@ -85,7 +89,7 @@ def memory_bandwidth(nbytes: int = 1 << 28, repeats: int = 5) -> float:
 
 
 def machine() -> dict:
-    """CPU model, cores, load, versions."""
+    """CPU model, cores, load, devices (with their kind where it is not a CPU), versions."""
     model = platform.processor() or "unknown"
     try:
         with open("/proc/cpuinfo") as f:
@@ -93,16 +97,37 @@ def machine() -> dict:
     except (OSError, StopIteration):
         pass
     return dict(cpu=model, cores=os.cpu_count(), jax=jax.__version__, numpy=np.__version__,
-                devices=[str(d) for d in jax.devices()], loadavg=os.getloadavg())
+                devices=[str(d) if d.platform == "cpu" else f"{d} ({d.device_kind})" for d in jax.devices()],
+                loadavg=os.getloadavg(), versions={name: version(name) for name in ("equinox", "diffrax")})
 
 
-def write(args, rows: list[dict]):
-    """Print the rows; with ``--out`` also store them as JSON for ``run.py``."""
-    for row in rows:
+def write(args, rows: list[dict], echo=None):
+    """Print the rows (or only ``echo``); with ``--out`` also store them all as JSON for ``run.py``."""
+    for row in rows if echo is None else echo:
         print(json.dumps(row))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
+
+
+# -- the benchmarked impulsive map (impulsive.py on the CPU, gpu.py on a GPU) ----------------------------
+
+def outputs(res):
+    """``(q̇⁺, P_n, P_t, W_n, W_t, regime)`` of a :class:`difimpact.FrictionalImpactSolution`."""
+    return (res.qdot_plus, res.normal_impulse, res.tangential_impulse, res.normal_work, res.tangential_work,
+            res.regime)
+
+
+def impacts(walker, q, qdot, mu, throw=True):
+    """The benchmarked map: state → (q̇⁺, P_n, P_t, W_n, W_t, regime), one impact per batch row.
+
+    The ground check's tolerance is 1e-8 m (the default) in float64 and 1e-5 m in float32, where the tip
+    height of a float64 posture cast to float32 is only known to about 1e-7 m."""
+    import difimpact as di
+
+    tol = 1e-8 if q.dtype == np.float64 else 1e-5
+    return outputs(jax.vmap(lambda a, b, m: di.frictional_impact(
+        walker, a, b, di.Contact("Q", friction_law=di.Coulomb(m)), ground_tol=tol, throw=throw))(q, qdot, mu))
 
 
 # -- the crutch walker in NumPy (independent of difimpact's tree code) ---------------------------------

@@ -15,25 +15,10 @@ import pinocchio as pin
 import difimpact as di
 from difimpact._linalg import solve_spd
 import _native
-from _common import (NumpyCrutchWalker, compile_time, loop_time, machine, median_time, memory_bandwidth,
-                     numpy_frictional_map, parse_args, seed000_states, write)
+from _common import (NumpyCrutchWalker, compile_time, impacts, loop_time, machine, median_time, memory_bandwidth,
+                     numpy_frictional_map, outputs, parse_args, seed000_states, write)
 
 GOAL = 2e6  # impacts/s, float64, 2 CPU cores (issue 7)
-
-
-def outputs(res):
-    return (res.qdot_plus, res.normal_impulse, res.tangential_impulse, res.normal_work, res.tangential_work,
-            res.regime)
-
-
-def impacts(walker, q, qdot, mu, throw=True):
-    """The benchmarked map: state → (q̇⁺, P_n, P_t, W_n, W_t, regime), one impact per batch row.
-
-    The ground check's tolerance is 1e-8 m (the default) in float64 and 1e-5 m in float32, where the tip
-    height of a float64 posture cast to float32 is only known to about 1e-7 m."""
-    tol = 1e-8 if q.dtype == jnp.float64 else 1e-5
-    return outputs(jax.vmap(lambda a, b, m: di.frictional_impact(
-        walker, a, b, di.Contact("Q", friction_law=di.Coulomb(m)), ground_tol=tol, throw=throw))(q, qdot, mu))
 
 
 def pinocchio_loop(model, data, frame, q, qdot):

@@ -4,6 +4,9 @@
                              [--timeout S]
 
 With ``--only`` the other benchmarks' rows are kept from the stored ``results.json`` (a note says from which run).
+``gpu.py`` needs a GPU and is run apart, on such a machine; its rows join with
+``python benchmarks/run.py --render benchmarks/results.json --add gpu64.json gpu32.json`` and every later run keeps
+them.
 """
 
 import argparse
@@ -34,7 +37,9 @@ TITLES = {
     "gait": "4. Periodic gaits — stride map and fixed point (simplest walker, round-footed compass gait), jit + vmap vs solve_ivp + fsolve",
     "latency": "5. Latency — the first compliant result, and `difimpact reproduce` cold and with the compilation cache",
     "suite": "6. The test suite — the README's test command, wall time on this machine",
+    "gpu": "7. One GPU — impulsive map and compliant phase, jit + vmap (`gpu.py`, run apart on a GPU machine)",
 }
+APART = ("gpu",)  # tables whose script run.py does not run: their rows come in with --render … --add
 
 
 def fmt(x):
@@ -58,8 +63,8 @@ def judge(r):
     return dict(r, ratio=ratio, met=bool(ratio >= 1 if higher_is_better else ratio <= 1))
 
 
-def table(rows):
-    lines = ["| item | measured (wall) | measured (CPU time) | unit | goal | measured (CPU) / goal | | note |",
+def table(rows, judged="CPU"):
+    lines = [f"| item | measured (wall) | measured (CPU time) | unit | goal | measured ({judged}) / goal | | note |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append("| " + " | ".join(fmt(r.get(k)) for k in
@@ -155,9 +160,12 @@ def main():
             what = ("; ".join(items) if len(items) <= 3 else
                     f"of `{os.path.basename(path)}` ({len(items)}: {items[0]} … {items[-1]})")
             stamp = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
-            run.setdefault("notes", []).append(
+            gpus = [d for d in host["devices"] if not d.startswith("cpu")]
+            run["notes"] = [n for n in run.get("notes", []) if not any(r["item"] in n for r in rows)]
+            run["notes"].append(
                 f"The rows {what} come from a separate run of that script alone, finished "
-                f"{stamp:%Y-%m-%d %H:%M} UTC on {host['cpu']}, {host['cores']} cores, load average "
+                f"{stamp:%Y-%m-%d %H:%M} UTC on {host['cpu']}, {host['cores']} cores"
+                f"{', ' + ', '.join(gpus) if gpus else ''} (JAX {host['jax']}), load average "
                 f"{', '.join(f'{x:.1f}' for x in host['loadavg'])} when it started.")
         if args.add:
             with open(args.render, "w") as f:
@@ -194,10 +202,10 @@ def main():
 
         machine = describe()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    run = dict(rows=rows, machine=machine, total=total, now=now, load_before=load_before,
-               load_after=os.getloadavg())
+    run = dict(rows=rows, machine=machine, total=total, now=now, only=args.only, quick=args.quick,
+               load_before=load_before, load_after=os.getloadavg())
     stored = os.path.join(os.path.dirname(args.results), "results.json")
-    if set(args.only) != set(SCRIPTS) and os.path.exists(stored):
+    if os.path.exists(stored):  # keep the rows of the tables not run now (and always those run apart)
         run = merge(stored, run, args.only)
     with open(stored, "w") as f:
         json.dump(run, f, indent=1)
@@ -205,8 +213,8 @@ def main():
 
 
 def merge(stored, run, only):
-    """With ``--only``: keep the other benchmarks' rows of the stored run, each marked with the run it comes
-    from, and say so in the notes."""
+    """Keep the stored rows of the benchmarks not run now (with ``--only``; the GPU rows always), each marked
+    with the run it comes from, and say so in the notes."""
     with open(stored) as f:
         old = json.load(f)
     kept = [dict(r, run=r.get("run", old["now"])) for r in old["rows"] if r["table"] not in only]
@@ -216,21 +224,24 @@ def merge(stored, run, only):
              and not any(r["item"] in n for r in old["rows"] if r["table"] in only)]
     by_run = {}
     for r in kept:
-        by_run.setdefault(r["run"], set()).add(r["table"])
+        if r["table"] not in APART:  # those have the note of their own run
+            by_run.setdefault(r["run"], set()).add(r["table"])
     for when, tables in by_run.items():
         notes.append(f"The {', '.join(sorted(tables, key=list(SCRIPTS).index))} rows {KEPT} {when} (this run, "
                      f"`--only {' '.join(only)}`, replaced the others).")
     return dict(run, rows=kept + run["rows"], notes=notes)
 
 
-def render(args, rows, machine, total, now, load_before, load_after, notes=()):
-    by_table = {name: [judge(r) for r in rows if r["table"] == name] for name in SCRIPTS
+def render(args, rows, machine, total, now, load_before, load_after, notes=(), only=None, quick=None):
+    only = args.only if only is None else only  # what the stored run ran (a --render keeps it)
+    quick = args.quick if quick is None else quick
+    by_table = {name: [judge(r) for r in rows if r["table"] == name] for name in TITLES
                 if any(r["table"] == name for r in rows)}
     text = [
         "# Benchmark results",
         "",
-        f"Written by `python benchmarks/run.py{' --quick' if args.quick else ''}"
-        f"{' --only ' + ' '.join(args.only) if set(args.only) != set(SCRIPTS) else ''}` on {now}; the whole run took "
+        f"Written by `python benchmarks/run.py{' --quick' if quick else ''}"
+        f"{' --only ' + ' '.join(only) if set(only) != set(SCRIPTS) else ''}` on {now}; the whole run took "
         f"{total / 60:.1f} min. Do not edit by hand: rerun the command.",
         "",
         f"- Machine: {machine['cpu']}, {machine['cores']} cores, devices {', '.join(machine['devices'])}.",
@@ -243,7 +254,9 @@ def render(args, rows, machine, total, now, load_before, load_after, notes=()):
         "threads) is the better measure of the work: goals are judged on it. It is conservative: on an idle "
         "machine XLA may also use the second core, so wall throughput could be up to twice the per-CPU-second "
         "rate; the baselines (Pinocchio, NumPy loops, scipy) are single-threaded.",
-        "- GPU rows: not run — no device lent to this session.",
+        "- GPU rows: " + ("table 7, from a separate run of `benchmarks/gpu.py` on a GPU machine (its note below names "
+                          "the machine); those rows are wall times of the device and carry no CPU-time column."
+                          if "gpu" in by_table else "not run — no GPU machine was available (`benchmarks/gpu.py`)."),
         "- Method: each difimpact function is compiled once with `jax.jit(f).lower(...).compile()` (compile time "
         "reported apart), warmed up, then timed as the median of several repeats with `block_until_ready`; each "
         "side is checked against the baseline before it is timed (agreement rows).",
@@ -251,10 +264,7 @@ def render(args, rows, machine, total, now, load_before, load_after, notes=()):
         "",
     ]
     for name, rs in by_table.items():
-        text += [f"## {TITLES[name]}", "", table(rs), ""]
-    text += ["## GPU", "", "| benchmark | goal | measured |", "| --- | --- | --- |",
-             "| impulsive, batch up to 1e7 | ≥ 1e8 impacts/s | not run — no device lent to this session |",
-             "| compliant | ≥ 1e5 solves/s | not run — no device lent to this session |", ""]
+        text += [f"## {TITLES[name]}", "", table(rs, "wall" if name in APART else "CPU"), ""]
     text += ["## Missed goals and what the profile shows", "", analysis(by_table), ""]
     with open(args.results, "w") as f:
         f.write("\n".join(text))

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 
 from ._custom_types import Array, Float, Scalar, ScalarLike
 from ._validation import finite_result, instance, positive
+from ._linalg import full_precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +216,7 @@ def _scale(seg: SegmentRow, body_mass, height) -> ScaledSegment:
                          mass * (seg.gyration * length) ** 2)
 
 
+@full_precision
 def scale_segments(table: AnthropometricTable, body_mass: ScalarLike = 75.0, height: ScalarLike = 1.77
                    ) -> HumanSegments:
     """Scale `table` to a subject of `body_mass` [kg] and `height` [m] (differentiable in both).

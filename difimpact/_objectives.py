@@ -16,6 +16,7 @@ from ._custom_types import Array, Config, Float, Scalar, Velocity
 from ._impact.frictional import frictional_impact
 from ._impact.ground import impact
 from ._models.base import AbstractPlanarModel
+from ._linalg import full_precision
 
 
 def energy_loss(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options) -> Scalar:
@@ -43,6 +44,7 @@ def impulses(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impa
     return impact(model, q, qdot_minus, **impact_options).impulses
 
 
+@full_precision
 def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str,
                          **impact_options) -> Float[Array, " 2"]:
     """Velocity ``(v_x, v_y)`` of the named point after the impact, ``J_point(q) q̇⁺`` [m/s] — e.g. the

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 
 from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, ScalarLike, Velocity
 from ._validation import as_float, count, number, positive, stacked
+from ._linalg import full_precision
 
 
 class Body(NamedTuple):
@@ -188,6 +189,7 @@ class PlanarTree(eqx.Module):
         """Joint positions (body origins) and absolute angles of every body."""
         return self._frames(q)[:2]
 
+    @full_precision
     def _frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"], Float[Array, "nb 2"]]:
         """Origins, angles and ``(sin θ, cos θ)`` of every body. The sines and cosines are taken once, on the
         stacked angles: written per body inside the later stacks, XLA recomputes them in every fused consumer
@@ -316,6 +318,7 @@ class PlanarTree(eqx.Module):
         return jnp.stack([jnp.stack([upper.get((min(k, l), max(k, l)), zero) for l in range(self.n)])
                           for k in range(self.n)])
 
+    @full_precision
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
         return 0.5 * qdot @ self.mass_matrix(q) @ qdot
 
@@ -323,6 +326,7 @@ class PlanarTree(eqx.Module):
         """Gravity in the model frame, ``g (sin γ, −cos γ)``."""
         return self.g * jnp.stack([jnp.sin(self.slope), -jnp.cos(self.slope)])
 
+    @full_precision
     def potential_energy(self, q: Config) -> Scalar:
         return -jnp.sum(self.mass * (self.com_positions(q) @ self.gravity_vector()))
 
@@ -334,6 +338,7 @@ class PlanarTree(eqx.Module):
         """Bias forces ``c(q, q̇) = Ṁq̇ − ∂T/∂q + ∂V/∂q`` (Coriolis, centrifugal and gravity)."""
         return self.mass_and_bias(q, qdot)[1]
 
+    @full_precision
     def mass_and_bias(self, q: Config, qdot: Velocity) -> tuple[MassMatrix, Velocity]:
         """``M(q)`` and ``c(q, q̇)`` together, from the centre-of-mass and angle Jacobians (d'Alembert:
         ``c = Σ m_i J_iᵀ J̇_i q̇ + I_i J_θ,iᵀ J̇_θ,i q̇ + ∂V/∂q``, equal to the Lagrangian form above) with

@@ -19,8 +19,13 @@ import pathlib
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+
+import difimpact as di
+from difimpact._experiments.fixtures import seed000_tip_contact
 
 from ._float32_cases import cases
 
@@ -52,3 +57,47 @@ def test_float32_compliant_table3_matches_float64():
     assert single["compliant_ok"], single
     for key in ("compliant_P_n", "compliant_P_t"):
         assert single[key] == pytest.approx(double[key], rel=RTOL_COMPLIANT), key
+
+
+def _products(jaxpr, found):
+    """Every ``dot_general`` of a jaxpr and of the jaxprs nested in its equations (loops, conds, calls, custom
+    derivative rules), as ``(precision, source)``."""
+    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+        if eqn.primitive.name == "dot_general":
+            found.append((str(eqn.params["precision"]), jax._src.source_info_util.summarize(eqn.source_info)))
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if hasattr(getattr(sub, "jaxpr", sub), "eqns"):
+                    _products(sub, found)
+    return found
+
+
+def test_every_matrix_product_is_traced_at_full_precision():
+    """On GPUs JAX lets a float32 matrix product run in TF32 (10-bit mantissa) unless it asks for ``HIGHEST``.
+    Measured on an H100 in float32 before every product asked for it: the crutch walker's joint angles
+    ``θ = (∂θ/∂q) q`` (one GEMM under ``vmap``) put a placed crutch tip ~1e-4 m off the ground, and
+    ``frictional_impact`` stopped with "point 'Q' is not on the ground"; after, it matches the NumPy closed form
+    to 4.8e-5 (``benchmarks/RESULTS.md``, table 7). CPUs ignore the precision, so this checks what the GPU gets:
+    the precision of every product in the traced programs of the impulsive map (and its gradient), the KKT
+    impact with a unilateral foot, the compliant phase (diffrax's own products included) and a stride map."""
+    walker = di.CrutchWalker()
+    q, qdot = jnp.zeros(6), jnp.zeros(6)  # traced only: any state of the right shape
+    tip = di.Contact("Q", friction_law=di.Coulomb(0.75))
+    biped = di.BipedWithTorso()
+    qb, qdotb = jnp.zeros(5), jnp.zeros(5)
+    compass = di.CompassGait()
+    programs = {
+        "frictional_impact under vmap": (jax.vmap(lambda a, b: di.frictional_impact(walker, a, b, tip).qdot_plus),
+                                         jnp.stack([q, q]), jnp.stack([qdot, qdot])),
+        "its gradient": (jax.grad(lambda a: di.frictional_impact(walker, a, qdot, tip).energy_change), q),
+        "impact (KKT, unilateral foot)": (
+            lambda a, b: di.impact(biped, a, b, stick=("P_L",), unilateral=("P_R",)).qdot_plus, qb, qdotb),
+        "compliant_impact": (lambda a, b: di.compliant_impact(walker, a, b, (seed000_tip_contact(),)).normal_impulse,
+                             q, qdot),
+        "stride": (lambda x: di.stride(compass, x).x, jnp.array([0.2, -1.0, -0.3])),
+    }
+    for name, (fn, *args) in programs.items():
+        products = _products(jax.make_jaxpr(fn)(*args), [])
+        assert products, name
+        loose = [source for precision, source in products if "HIGHEST" not in precision]
+        assert not loose, f"{name}: {len(loose)} of {len(products)} products at default precision, e.g. {loose[:3]}"

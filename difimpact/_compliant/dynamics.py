@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from .._contact import AbstractElasticStickLaw, AbstractExactStickLaw, AbstractStickSlipLaw, Contact
 from .._custom_types import Array, Bool, Float
-from .._linalg import solve_spd
+from .._linalg import full_precision, solve_spd
 from .._models import AbstractPlanarModel
 from .state import ContactModes, MM, MS, PhaseState
 
@@ -115,6 +115,7 @@ def _free_force(contact: Contact, F_n, v_t, z, delta, sigma, stick):
 
 
 @eqx.filter_jit
+@full_precision
 def free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y) -> FreeMotion:
     """The :class:`FreeMotion` at the flat state ``y``.
 
@@ -148,6 +149,7 @@ def evaluate(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y, m
     return tangential_forces(contacts, free_motion(model, contacts, q0, y), y, modes)
 
 
+@full_precision
 def tangential_forces(contacts: tuple[Contact, ...], free: FreeMotion, y, modes: ContactModes
                       ) -> ContactEvaluation:
     """The tangential forces, accelerations and displacement rates at the state ``y`` of ``free`` in regimes
@@ -181,6 +183,7 @@ def stick_multiplier(contacts: tuple[Contact, ...], free: FreeMotion, y, modes: 
     return tangential_forces(contacts, free, y, trial).F_t[i]
 
 
+@full_precision
 def normal_force_rates(contacts: tuple[Contact, ...], e: ContactEvaluation) -> Float[Array, " k"]:
     """``dF_n/dt`` [N/s] of each contact: the derivative of its normal law along ``(δ̇, δ̈)`` with
     ``δ̈ = −(A_n q̈ + J̇_n q̇)``."""

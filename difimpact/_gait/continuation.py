@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._linalg import solve_lu
+from .._linalg import full_precision, solve_lu
 from .._models.walker import AbstractWalker
 from .stride import GaitResults, StanceTolerances, stride
 
@@ -80,6 +80,7 @@ def _evaluate(make_walker, y, period, slots, options):
 
 
 @eqx.filter_jit
+@full_precision
 def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps):
     r"""Newton's method on the augmented system ``F(y) = 0``, ``normalᵀ (y − y_pred) = 0`` from ``y_pred``,
     with the unrolled LU (:func:`difimpact._linalg.solve_lu`). It stops at the first iterate whose Newton

@@ -7,7 +7,7 @@ import lineax as lx
 import optimistix as optx
 
 from .._custom_types import Array, Float, Int, Scalar
-from .._linalg import SmallLU
+from .._linalg import full_precision, SmallLU
 from .._models.walker import AbstractWalker
 from .stride import GaitResults, StanceTolerances, Stride, stride
 
@@ -97,6 +97,7 @@ class _Newton(optx.Newton):
     the linear map (a while loop keeps no intermediates to linearise about). Here the step is
     ``optx.Newton``'s on the residual's affine model at ``y``, which has the same value and Jacobian."""
 
+    @full_precision
     def step(self, fn, y, args, options, state, tags):
         def residual(z):
             out = fn(z, args)  # (value, aux)

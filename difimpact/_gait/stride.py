@@ -11,6 +11,7 @@ from .._hybrid.engine import _ARM
 from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
+from .._linalg import full_precision
 
 
 class GaitResults(RESULTS):  # pyright: ignore
@@ -143,6 +144,7 @@ def _outcome(event, failed, valid, lifted_off, impact_result):
                         GaitResults.where(lifted_off, GaitResults.successful, GaitResults.trailing_foot_stays)))))))
 
 
+@full_precision
 def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTolerances = StanceTolerances(),
            throw: bool = False) -> Stride:
     r"""The stride (Poincaré) map ``x⁺ = P(x)`` of a passive walker and the step it takes.

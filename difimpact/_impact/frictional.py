@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 from .._contact import Contact, Coulomb
 from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
-from .._linalg import solve_spd
+from .._linalg import full_precision, solve_spd
 from .._models.base import AbstractPlanarModel
 from .._results import RESULTS
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
@@ -99,6 +99,7 @@ class FrictionalImpactSolution(eqx.Module):
         """``ΔT = W_n⁺ + W_t⁺`` (seed 000, eq. 39)."""
         return self.normal_work + self.tangential_work
 
+    @full_precision
     def at(self, pn: ScalarLike) -> tuple[Velocity, Scalar, Scalar, Scalar]:
         """State at normal impulse ``pn`` (``0 ≤ pn ≤ P_n⁺``) of an unbatched result: ``(q̇, P_t, W_n, W_t)``.
 
@@ -175,6 +176,7 @@ def frictional_impact_map(
     return _map(psd_matrix("mass_matrix", mass_matrix, definite=True), a_n, a_t, qdot_minus, mu, rest_tol, throw)
 
 
+@full_precision
 def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSolution:
     """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite."""
     A, qdot_minus, mu = _checked_inputs(M, a_n, a_t, qdot_minus, mu)
@@ -293,6 +295,7 @@ class ImpulsePath(eqx.Module):
     tangential_work: Float[Array, " k"]
 
 
+@full_precision
 def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> ImpulsePath:
     """Sample an unbatched :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
 

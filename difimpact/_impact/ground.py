@@ -19,6 +19,7 @@ from .._tree import PlanarTree
 from .._validation import as_float, check, instance, names, tolerance
 from .constrained import _keep, _raise, ImpactResults, ImpactSolution
 from .kkt import solve_kkt
+from .._linalg import full_precision
 
 # Relative tolerance of the sign conditions of a unilateral contact (impulse ≥ 0, separating velocity ≥ 0).
 _SIGN_RTOL = 1e-9
@@ -104,6 +105,7 @@ def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float)
     return q
 
 
+@full_precision
 def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, restitution):
     """Rows of the sticking points and blocked coordinates, ``A q̇⁺ = b⁺``; ``qdot_minus`` checked to make
     every sticking point approach the ground."""
@@ -127,6 +129,7 @@ def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, re
     return qdot_minus, A_fixed, b_fixed
 
 
+@full_precision
 def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
                  fixed_active) -> list[ImpactSolution]:
     """The solution of every active set of the unilateral contacts (each stays or lifts off), with the
@@ -190,6 +193,7 @@ def _consistent(candidates: list[ImpactSolution], v: Float[Array, " r"], m_fixed
 
 
 @eqx.filter_jit
+@full_precision
 def impact(
     model: AbstractPlanarModel,
     q: Config,

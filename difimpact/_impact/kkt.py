@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
-from .._linalg import row_basis, solve_lu
+from .._linalg import full_precision, row_basis, solve_lu
 from .._results import RESULTS
 
 # Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
@@ -125,6 +125,7 @@ def diagnose(M, A, active=None):
     return redundant, jnp.eye(n, dtype=M.dtype) - _outer_sum(Q)
 
 
+@full_precision
 def _massless_limit(P0, unit_masses, P_a, G):
     r"""``(P_a, G)`` of the limit of vanishing masses, and whether that limit is determined.
 
@@ -165,6 +166,7 @@ _UNDETERMINED_DERIVATIVE = (
 )
 
 
+@full_precision
 def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plus: Float[Array, " m"], keep: bool,
               unit_masses: MassMatrix | None = None, active: Bool[Array, " m"] | None = None) -> ImpactSolution:
     """Unchecked KKT solve; returns the solution (``result`` from the rank checks) without raising.
@@ -208,6 +210,7 @@ def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plu
     return _solution(M, S, P0 if keep and unit_masses is not None else None, qdot_minus, b_plus, result)
 
 
+@full_precision
 def _solution(M, S, P0, qdot_minus, b_plus, result) -> ImpactSolution:
     """The :class:`ImpactSolution` of ``S = K⁻¹ [[M, 0], [0, I]]``: energies from ``S``; with `P0`, the reported
     velocities keep the free components at their pre-impact value (``massless="keep"``)."""

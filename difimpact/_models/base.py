@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
-from .._linalg import solve_spd
+from .._linalg import full_precision, solve_spd
 from .._tree import PlanarTree
 from .._validation import as_float, check, check_finite, count, finite_result, tolerance
 
@@ -83,6 +83,7 @@ class AbstractPlanarModel(eqx.Module):
         q = self._shaped(q)
         return check_finite(self.tree().point_jacobian(q, name), q=q)
 
+    @full_precision
     def point_velocity(self, q: Config, qdot: Velocity, name: str) -> Float[Array, " 2"]:
         qdot = self._shaped(qdot, "qdot")
         return check_finite(self.point_jacobian(q, name) @ qdot, qdot=qdot)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
 from .._impact.constrained import ImpactResults
 from .._impact.ground import impact
-from .._linalg import solve_spd
+from .._linalg import full_precision, solve_spd
 from .base import AbstractPlanarModel
 
 
@@ -99,6 +99,7 @@ class AbstractWalker(AbstractPlanarModel):
         R = self.foot_radius
         return jnp.concatenate([jnp.stack([R * theta[0], R + jnp.zeros_like(theta[0])]), theta])
 
+    @full_precision
     def stance_accelerations(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
         r"""Single-support joint accelerations with the stance foot rolling: with ``q = φ(θ)``, ``B = ∂φ/∂θ``
         (constant),
