@@ -1,6 +1,7 @@
 """The documentation: the site builds with ``mkdocs build --strict`` (a broken link, snippet or API reference
-fails), every public name is in its API reference, and the README's runnable example runs and its gradients
-agree with finite differences."""
+fails), every public name is in its API reference, and the README's runnable examples (the opening one, your own
+model, the importers, the grid sweep) run, give seed 000's check values, and their gradients agree with finite
+differences."""
 
 import importlib.util
 import math
@@ -45,12 +46,20 @@ def _runnable_readme_blocks() -> list[str]:
     return re.findall(r"<!-- test: run -->\n```python\n(.*?)```", text, flags=re.S)
 
 
-def test_readme_own_model_example():
+def test_readme_examples():
     blocks = _runnable_readme_blocks()
-    assert blocks, "no README block is marked <!-- test: run -->"
+    assert len(blocks) >= 4, "the README's opening, own-model, import and sweep blocks are marked <!-- test: run -->"
     ns: dict = {"__name__": "readme"}
     for block in blocks:
         exec(compile(block, "README.md", "exec"), ns)
+    # The opening example: seed 000's check values at q3 = 12°, q̇5 = −0.2 rad/s, μ = 0.75 (CONVENTIONS.md).
+    hit = ns["hit"]
+    np.testing.assert_allclose([hit.normal_impulse, hit.tangential_impulse, hit.mu_c], [14.16, -9.77, 0.675],
+                               atol=6e-3)
+    # The grid sweep at the same state: μ = 0.75 and 1 ≥ μ_c stick, as the single call does; μ = 0.5 slides.
+    P_n = ns["P_n"]
+    np.testing.assert_allclose(P_n[3, 0, 1:], float(hit.normal_impulse), rtol=1e-12)
+    assert P_n[3, 0, 0] < 0.5 * float(hit.normal_impulse)
     di, leg, pre_impact, with_mass = ns["di"], ns["leg"], ns["pre_impact"], ns["with_mass"]
     assert abs(float(leg.point(ns["q"], "foot")[1])) < 1e-9  # the root find put the foot on the ground
 
