@@ -5,6 +5,8 @@ thread; sticking end, μ = 1) and the same closed form in NumPy.
     python benchmarks/impulsive.py [--dtype float32] [--quick] [--out rows.json]
 """
 
+import os
+import re
 import subprocess
 
 import jax
@@ -21,6 +23,15 @@ from _common import (NumpyCrutchWalker, compile_time, impacts, loop_time, machin
 GOAL = 2e6  # impacts/s, float64, 2 CPU cores (issue 7)
 GOAL_PER_CPU = 4e6  # impacts per CPU-second, float64 (issue 16)
 GOAL_SWEEP = 2e6  # the README's grid sweep, states built inside, impacts per CPU-second (issue 16)
+
+
+def readme_function(name, **scope):
+    """The function ``name`` as the README defines it (its sweep example), evaluated with ``scope``."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")) as f:
+        source = re.search(rf"^def {name}\(.*\n(?:    .*\n)+", f.read(), flags=re.M).group(0)
+    namespace = dict(di=di, **scope)
+    exec(source, namespace)
+    return namespace[name]
 
 
 def pinocchio_loop(model, data, frame, q, qdot):
@@ -146,10 +157,8 @@ def main():
         row("difimpact best throughput per CPU-second (issue 16)", best, "impacts/s", cpu_value=best_cpu,
             goal="≥ 4e6", ratio=best / GOAL_PER_CPU, met=bool(best >= GOAL_PER_CPU))
 
-    # -- the README's grid sweep: `difimpact.sweep` of a map that builds its state by pre_impact_state ---------
-    def readme_impact(p):  # README.md, "Sweeps over parameter grids and batches"
-        q, qdot = walker.pre_impact_state(p["q3"], p["q5dot"])
-        return di.frictional_impact(walker, q, qdot, "Q", mu=p["mu"])
+    # -- the README's grid sweep: `difimpact.sweep` of its `impact`, which builds the state by pre_impact_state --
+    readme_impact = readme_function("impact", walker=walker)
 
     side = 10 if args.quick else 22  # 22³ ≈ 1e4 sets, the best batch above
     grid, _ = di.grid(q3=np.radians(np.linspace(3.0, 21.0, side)), q5dot=np.linspace(-0.2, 0.4, side),
