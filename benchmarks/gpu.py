@@ -60,6 +60,7 @@ def main():
     q_all, qdot_all, mu_all = seed000_states(n_states)
     reps = -(-batches[-1] // n_states)  # the largest batches repeat the 1e6 drawn states
     walker = di.CrutchWalker()
+
     def batch(n, device):
         tiled = (np.tile(x, (reps,) + (1,) * (x.ndim - 1))[:n] for x in (q_all, qdot_all, mu_all))
         return tuple(jax.device_put(jnp.asarray(x, dtype), device) for x in tiled)
@@ -75,7 +76,10 @@ def main():
     err = max(float(np.max(np.abs(g - r) / (1.0 + np.abs(r)))) for g, r in zip(got[:5], ref))
     tol = 1e-9 if x64 else 2e-3
     row(f"impulsive on {gpu.device_kind}: agreement with the NumPy closed form, max |Δ|/(1+|ref|)", err, "",
-        goal=f"≤ {tol:g}", met=bool(err <= tol), note=f"{n_check} states, all five regimes")
+        goal=f"≤ {tol:g}", met=bool(err <= tol),
+        note=f"{n_check} states; regimes " + ", ".join(
+            f"{name}: {count}" for name, count in zip(di.FRICTIONAL_REGIMES, np.bincount(
+                got[5], minlength=len(di.FRICTIONAL_REGIMES)))))
     if not err <= tol:
         raise AssertionError(f"difimpact on the GPU and the NumPy closed form disagree: {err}")
 
