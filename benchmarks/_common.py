@@ -16,6 +16,8 @@ from importlib.metadata import version
 import jax
 import numpy as np
 
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+
 
 def parse_args(description: str, dtype: bool = False, part: tuple[str, ...] = (), extra=()) -> argparse.Namespace:
     """``--quick`` (small sizes), ``--out`` (JSON file for ``run.py``), optionally ``--dtype``, ``--part``
@@ -183,6 +185,12 @@ class NumpyCrutchWalker:
         """Crutch tip Q: position, contact rows ``[A_n; A_t]`` and ``[Ȧ_n q̇, Ȧ_t q̇]``."""
         pos, J, jd = self.points(q, qdot)
         return pos[..., 4, :], J[..., 4, ::-1, :], jd[..., 4, ::-1]
+
+    def frictional_impact(self, q, qdot, mu):
+        """The tip's frictional impact by :func:`numpy_frictional_map` (``q̇⁺, P_n, P_t, W_n, W_t``)."""
+        M, _ = self.mass_and_bias(q, qdot)
+        _, A, _ = self.tip(q, qdot)
+        return numpy_frictional_map(M, A[..., 0, :], A[..., 1, :], qdot, mu)
 
 
 def numpy_frictional_map(M, a_n, a_t, qdot, mu, rest_tol=1e-9):

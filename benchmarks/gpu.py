@@ -26,8 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import difimpact as di
-from _common import (NumpyCrutchWalker, compile_time, impacts, machine, median_time, numpy_frictional_map,
-                     parse_args, seed000_states, write)
+from _common import NumpyCrutchWalker, compile_time, impacts, machine, median_time, parse_args, seed000_states, write
 from compliant import CASES, ScipyCompliant, difimpact_batch, jittered_states
 
 IMPULSIVE_GOAL = 1e8  # impacts/s on one GPU (the speed issue's GPU row)
@@ -70,9 +69,7 @@ def main():
     check = batch(n_check, gpu)
     fn, _, _ = compile_time(impacts, walker, *check)
     got = jax.tree.map(np.asarray, fn(walker, *check))
-    M, _ = nw.mass_and_bias(q_all[:n_check], qdot_all[:n_check])
-    _, A, _ = nw.tip(q_all[:n_check], qdot_all[:n_check])
-    ref = numpy_frictional_map(M, A[:, 0], A[:, 1], qdot_all[:n_check], mu_all[:n_check])
+    ref = nw.frictional_impact(q_all[:n_check], qdot_all[:n_check], mu_all[:n_check])
     err = max(float(np.max(np.abs(g - r) / (1.0 + np.abs(r)))) for g, r in zip(got[:5], ref))
     tol = 1e-9 if x64 else 2e-3
     row(f"impulsive on {gpu.device_kind}: agreement with the NumPy closed form, max |Δ|/(1+|ref|)", err, "",
@@ -84,8 +81,7 @@ def main():
         raise AssertionError(f"difimpact on the GPU and the NumPy closed form disagree: {err}")
 
     n_base = batches[1]
-    t_np, _ = median_time(lambda q, qd, m: numpy_frictional_map(*_numpy_inputs(nw, q, qd), qd, m),
-                          q_all[:n_base], qdot_all[:n_base], mu_all[:n_base], repeats=3)
+    t_np, _ = median_time(nw.frictional_impact, q_all[:n_base], qdot_all[:n_base], mu_all[:n_base], repeats=3)
     row("NumPy closed form, vectorised over the batch (host CPU, one thread)", n_base / t_np, "impacts/s",
         note=f"batch {n_base:.0e}, M and the tip Jacobian included")
     xs = batch(n_base, cpu)
@@ -157,12 +153,6 @@ def main():
                      f"{int(steps[ok].max())}; {rate * t_scipy:.0f}× scipy on one core")
         row(f"compliant on the GPU, {case}, best batch", best, "solves/s", goal="≥ 1e5",
             ratio=best / COMPLIANT_GOAL, met=bool(best >= COMPLIANT_GOAL))
-
-
-def _numpy_inputs(nw, q, qdot):
-    M, _ = nw.mass_and_bias(q, qdot)
-    _, A, _ = nw.tip(q, qdot)
-    return M, A[:, 0], A[:, 1]
 
 
 def _first_line(err):

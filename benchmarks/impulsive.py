@@ -5,7 +5,6 @@ thread; sticking end, μ = 1) and the same closed form in NumPy.
     python benchmarks/impulsive.py [--dtype float32] [--quick] [--out rows.json]
 """
 
-import os
 import re
 import subprocess
 
@@ -17,8 +16,8 @@ import pinocchio as pin
 import difimpact as di
 from difimpact._linalg import solve_spd
 import _native
-from _common import (NumpyCrutchWalker, compile_time, impacts, loop_time, machine, median_time, memory_bandwidth,
-                     numpy_frictional_map, outputs, parse_args, seed000_states, write)
+from _common import (README, NumpyCrutchWalker, compile_time, impacts, loop_time, machine, median_time, memory_bandwidth,
+                     outputs, parse_args, seed000_states, write)
 
 GOAL = 2e6  # impacts/s, float64, 2 CPU cores (issue 7)
 GOAL_PER_CPU = 4e6  # impacts per CPU-second, float64 (issue 16)
@@ -27,7 +26,7 @@ GOAL_SWEEP = 2e6  # the README's grid sweep, states built inside, impacts per CP
 
 def readme_function(name, **scope):
     """The function ``name`` as the README defines it (its sweep example), evaluated with ``scope``."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")) as f:
+    with open(README, encoding="utf-8") as f:
         source = re.search(rf"^def {name}\(.*\n(?:    .*\n)+", f.read(), flags=re.M).group(0)
     namespace = dict(di=di, **scope)
     exec(source, namespace)
@@ -46,9 +45,7 @@ def pinocchio_loop(model, data, frame, q, qdot):
 def numpy_loop(nw, q, qdot, mu):
     out = np.empty_like(qdot)
     for k in range(len(q)):
-        M, _ = nw.mass_and_bias(q[k], qdot[k])
-        _, A, _ = nw.tip(q[k], qdot[k])
-        out[k] = numpy_frictional_map(M, A[0], A[1], qdot[k], mu[k])[0]
+        out[k] = nw.frictional_impact(q[k], qdot[k], mu[k])[0]
     return out
 
 
@@ -72,9 +69,7 @@ def main():
     fn, _, _ = compile_time(impacts, walker, *check_args)
     got = jax.tree.map(np.asarray, fn(walker, *check_args))
     nw = NumpyCrutchWalker(walker)
-    M, _ = nw.mass_and_bias(q_all[:n_check], qdot_all[:n_check])
-    _, A, _ = nw.tip(q_all[:n_check], qdot_all[:n_check])
-    ref = numpy_frictional_map(M, A[:, 0], A[:, 1], qdot_all[:n_check], mu_all[:n_check])
+    ref = nw.frictional_impact(q_all[:n_check], qdot_all[:n_check], mu_all[:n_check])
     err = max(float(np.max(np.abs(g - r) / (1.0 + np.abs(r)))) for g, r in zip(got[:5], ref))
     tol = 1e-9 if x64 else 2e-3
     counts = np.bincount(got[5], minlength=len(di.FRICTIONAL_REGIMES))
@@ -131,12 +126,7 @@ def main():
     n_vec = batches[-1] if args.quick else 10**5
     vec_args = (q_all[:n_vec], qdot_all[:n_vec], mu_all[:n_vec])
 
-    def numpy_vectorised(q, qdot, mu):
-        M, _ = nw.mass_and_bias(q, qdot)
-        _, A, _ = nw.tip(q, qdot)
-        return numpy_frictional_map(M, A[:, 0], A[:, 1], qdot, mu)
-
-    t_vec, c_vec = (x / n_vec for x in median_time(numpy_vectorised, *vec_args, repeats=repeats))
+    t_vec, c_vec = (x / n_vec for x in median_time(nw.frictional_impact, *vec_args, repeats=repeats))
     row("NumPy closed form, vectorised over the batch", 1 / t_vec, "impacts/s", cpu_value=1 / c_vec,
         note=f"batch {n_vec} (float64)")
 

@@ -165,7 +165,8 @@ def main():
             run["notes"].append(
                 f"The rows {what} come from a separate run of that script alone, finished "
                 f"{stamp:%Y-%m-%d %H:%M} UTC on {host['cpu']}, {host['cores']} cores"
-                f"{', ' + ', '.join(gpus) if gpus else ''} (JAX {host['jax']}), load average "
+                f"{', ' + ', '.join(gpus) if gpus else ''} (JAX {host['jax']}"
+                f"{''.join(f', {k} {v}' for k, v in host.get('versions', {}).items())}), load average "
                 f"{', '.join(f'{x:.1f}' for x in host['loadavg'])} when it started.")
         if args.add:
             with open(args.render, "w") as f:

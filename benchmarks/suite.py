@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from _common import machine, parse_args, write
+from _common import README, machine, parse_args, write
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOAL = 420.0  # s: 7 min, wall, idle 2-core machine
@@ -25,7 +25,7 @@ GOAL = 420.0  # s: 7 min, wall, idle 2-core machine
 
 def readme_command() -> str:
     """The README's test command (after the install)."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+    with open(README, encoding="utf-8") as f:
         lines = [line.strip() for line in f if 'pip install -e ".[test]"' in line and "&&" in line]
     if len(lines) != 1:
         raise RuntimeError(f"expected one install-and-test line in README.md, found {len(lines)}")

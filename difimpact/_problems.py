@@ -186,7 +186,6 @@ def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Probl
                    ("q5", "mu_T"))
 
 
-
 def _biped_state(q4, x):
     q5, mu_T = x[0], x[1]
     m_H = 20.0 / (1.0 + mu_T)
@@ -222,7 +221,6 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     r_free = impact(model, q, qdot, **_ANKLE_CONTACT).qdot_plus[5]
     objective = Partial(_ankle_objective, model, q, qdot, r_free, jnp.asarray(target, float))
     return Problem(objective, None, jnp.zeros(1), jnp.ones(1), ("beta",)), r_free
-
 
 
 def _ankle_objective(model, q, qdot, r_free, target, x):

@@ -73,11 +73,10 @@ def _products(jaxpr, found):
 
 
 def test_every_matrix_product_is_traced_at_full_precision():
-    """On GPUs JAX lets a float32 matrix product run in TF32 (10-bit mantissa) unless it asks for ``HIGHEST``.
-    Measured on an H100 in float32 before every product asked for it: the crutch walker's joint angles
-    ``θ = (∂θ/∂q) q`` (one GEMM under ``vmap``) put a placed crutch tip ~1e-4 m off the ground, and
-    ``frictional_impact`` stopped with "point 'Q' is not on the ground"; after, it matches the NumPy closed form
-    to 4.8e-5 (``benchmarks/RESULTS.md``, table 7). CPUs ignore the precision, so this checks what the GPU gets:
+    """On GPUs JAX lets a float32 matrix product run in TF32 (10-bit mantissa) unless it asks for ``HIGHEST``;
+    in TF32 the crutch walker's joint angles ``θ = (∂θ/∂q) q`` (one GEMM under ``vmap``) are ~1e-4 rad off and
+    ``frictional_impact``'s ground check fails (README, "float32 on a GPU"; ``benchmarks/RESULTS.md``, table 7).
+    CPUs ignore the precision, so this checks what the GPU gets:
     the precision of every product in the traced programs of the impulsive map (and its gradient), the KKT
     impact with a unilateral foot, the compliant phase (diffrax's own products included) and a stride map."""
     walker = di.CrutchWalker()
