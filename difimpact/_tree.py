@@ -25,6 +25,7 @@ from typing import NamedTuple, Sequence
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, ScalarLike, Velocity
 from ._validation import as_float, count, number, positive, stacked
@@ -130,6 +131,32 @@ def _rotate(trig, local):
     return jnp.stack([a * s + p * c, a * c - p * s])
 
 
+@full_precision
+def _apply(matrix, x):
+    """``matrix @ x`` for a constant (NumPy) ``matrix``. Under ``vmap`` it is one matrix product with the batch
+    as a free dimension (fast on CPU), where a broadcast product summed over the bodies is not."""
+    return jnp.asarray(matrix, x.dtype) @ x
+
+
+class _Topology(NamedTuple):
+    """Constants of a tree's topology, over bodies ``i, j`` and coordinates ``k``: `chain` ``[i, j] = 1`` where
+    ``j`` is ``i`` or one of its ancestors; `joint` ``[j, k] = s_j`` where ``q_k`` turns body ``j`` (relative
+    to its parent); `rows` ``= chain @ joint = ∂θ/∂q``; `parents` (a root's is ``0``) and `linked` (``0`` for a
+    root); for the mass matrix, the pairs ``(j, j')`` of jointed bodies with ``j`` on the chain of ``j'``
+    (`upper`, `lower`) and the matrices that place the terms of :meth:`PlanarTree._mass_matrix` in the lower
+    triangle (`place`) and the lower triangle in the full matrix (`full`)."""
+
+    chain: np.ndarray
+    joint: np.ndarray
+    rows: np.ndarray
+    parents: np.ndarray
+    linked: np.ndarray
+    upper: np.ndarray
+    lower: np.ndarray
+    place: np.ndarray
+    full: np.ndarray
+
+
 class PlanarTree(eqx.Module):
     """Kinematics and dynamics of a planar tree of rigid bodies on a floating base (see module docstring).
 
@@ -184,36 +211,83 @@ class PlanarTree(eqx.Module):
             point_body=tuple(p.body for p in points),
         )
 
+    # -- topology (static) ------------------------------------------------------------------------
+    def _ancestry(self, body: int) -> list[int]:
+        chain = [body]
+        while self.parent[chain[-1]] >= 0:
+            chain.append(self.parent[chain[-1]])
+        return chain
+
+    def _topology(self) -> _Topology:
+        nb, n = len(self.parent), self.n
+        chain, joint = np.zeros((nb, nb)), np.zeros((nb, n))
+        for i in range(nb):
+            chain[i, self._ancestry(i)] = 1.0
+            if self.coord[i] >= 0:
+                joint[i, self.coord[i]] = self.sign[i]
+        pairs = [(j, i) for i in range(nb) for j in self._ancestry(i) if self.coord[i] >= 0 and self.coord[j] >= 0]
+        jointed = [j for j in range(nb) if self.coord[j] >= 0]
+        # M's lower triangle, entry (k, l) with k ≥ l at k (k + 1) / 2 + l, from the terms [pairs, A_x, A_y, m].
+        tri = lambda k, l: max(k, l) * (max(k, l) + 1) // 2 + min(k, l)  # noqa: E731
+        place = np.zeros((n * (n + 1) // 2, len(pairs) + 2 * nb + 1))
+        for p, (j, i) in enumerate(pairs):
+            place[tri(self.coord[j], self.coord[i]), p] += self.sign[j] * self.sign[i] * (2.0 if (
+                i != j and self.coord[i] == self.coord[j]) else 1.0)
+        for j in jointed:
+            place[tri(0, self.coord[j]), len(pairs) + j] += self.sign[j]
+            place[tri(1, self.coord[j]), len(pairs) + nb + j] += self.sign[j]
+        place[tri(0, 0), -1] = place[tri(1, 1), -1] = 1.0
+        full = np.array([tri(k, l) for k in range(n) for l in range(n)])
+        return _Topology(chain, joint, chain @ joint, np.array([max(p, 0) for p in self.parent]),
+                         np.array([float(p >= 0) for p in self.parent]),
+                         np.array([j for j, _ in pairs], int), np.array([i for _, i in pairs], int), place, full)
+
+    def _angle_rows(self) -> np.ndarray:
+        return self._topology().rows
+
+    def angle_jacobian(self) -> Float[Array, "nb n"]:
+        """``∂θ_i/∂q`` (constant: angles are affine in ``q``)."""
+        return jnp.asarray(self._angle_rows(), dtype=self.mass.dtype)
+
     # -- kinematics -------------------------------------------------------------------------------
     def frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"]]:
         """Joint positions (body origins) and absolute angles of every body."""
-        return self._frames(q)[:2]
+        f = self._frames(q)
+        return jnp.stack([q[0] + f.rx, q[1] + f.ry], axis=1), f.theta
 
     @full_precision
-    def _frames(self, q: Config) -> tuple[Float[Array, "nb 2"], Float[Array, " nb"], Float[Array, "nb 2"]]:
-        """Origins, angles and ``(sin θ, cos θ)`` of every body. The sines and cosines are taken once, on the
-        stacked angles: written per body inside the later stacks, XLA recomputes them in every fused consumer
-        under ``vmap`` (several times the cost of the rest of the mass matrix)."""
+    def _frames(self, q: Config) -> "_Frames":
+        """Every body at once, as vectors over the bodies (a structure of arrays): angles ``θ = (∂θ/∂q) q + o``,
+        their sines and cosines, the links ``u_i`` from the parent's joint to joint ``i`` (zero for a root) and
+        the joints relative to the base, ``r_i − (q_0, q_1) = Σ_{j ∈ chain(i)} u_j``. Sums over chains and
+        subtrees are products with constant matrices; XLA fuses the rest into a few loops, also under ``vmap``.
+        """
+        top = self._topology()
         offsets = []
         for i, par in enumerate(self.parent):
             offsets.append(self.offset[i] + (0.0 if par < 0 else offsets[par]))
-        # θ = (∂θ/∂q) q + o as one product: reading q entry by entry transposes into one scatter per body in
-        # reverse mode (a tenth of jax.grad of the frictional map).
-        angles = jnp.asarray(self._angle_rows(), q.dtype) @ q + jnp.asarray(offsets, q.dtype)
-        trig = jnp.stack([jnp.sin(angles), jnp.cos(angles)], axis=1)
-        origins = []
-        for i, par in enumerate(self.parent):
-            origins.append(q[:2] if par < 0 else origins[par] + _rotate(trig[par], self.attach[i]))
-        return jnp.stack(origins), angles, trig
+        theta = _apply(top.rows, q) + jnp.asarray(offsets, q.dtype)
+        sin, cos = jnp.sin(theta), jnp.cos(theta)
+        a, p = self.attach[:, 0], self.attach[:, 1]
+        linked = jnp.asarray(top.linked, q.dtype)
+        ux = linked * (a * sin[top.parents] + p * cos[top.parents])
+        uy = linked * (a * cos[top.parents] - p * sin[top.parents])
+        return _Frames(theta, sin, cos, ux, uy, _apply(top.chain, ux), _apply(top.chain, uy))
 
     def body_point(self, q: Config, body: int, local: Float[Array, " 2"]) -> Float[Array, " 2"]:
         """World position of the point at body coordinates ``local`` of body ``body``."""
-        origins, _, trig = self._frames(q)
-        return origins[body] + _rotate(trig[body], local)
+        f = self._frames(q)
+        return q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + _rotate((f.sin[body], f.cos[body]), local)
 
     def com_positions(self, q: Config) -> Float[Array, "nb 2"]:
-        origins, _, trig = self._frames(q)
-        return origins + jax.vmap(_rotate)(trig, self.com)
+        f = self._frames(q)
+        wx, wy = self._com_arms(f)
+        return jnp.stack([q[0] + f.rx + wx, q[1] + f.ry + wy], axis=1)
+
+    def _com_arms(self, f: "_Frames"):
+        """The centres of mass relative to their joints, ``(x, y)`` over the bodies."""
+        a, p = self.com[:, 0], self.com[:, 1]
+        return a * f.sin + p * f.cos, a * f.cos - p * f.sin
 
     def point_index(self, name: str) -> int:
         try:
@@ -223,9 +297,7 @@ class PlanarTree(eqx.Module):
 
     def point_position(self, q: Config, name: str) -> Float[Array, " 2"]:
         """Position of a named point; for an arc, its lowest point (the contact point on flat ground)."""
-        k = self.point_index(name)
-        centre = self.body_point(q, self.point_body[k], self.point_local[k])
-        return centre - jnp.stack([jnp.zeros_like(centre[0]), self.point_radius[k]])
+        return self.point_kinematics(q, jnp.zeros_like(q), name)[0]
 
     def point_jacobian(self, q: Config, name: str) -> Jacobian:
         """``(2, n)`` Jacobian of the *material* point currently at :meth:`point_position`.
@@ -233,90 +305,90 @@ class PlanarTree(eqx.Module):
         For an arc the material point is the one touching the ground now, so its velocity is that of
         the arc centre plus ``ω × (0, -R)``: zero when the foot rolls without slipping.
         """
+        return self.point_kinematics(q, jnp.zeros_like(q), name)[1]
+
+    @full_precision
+    def point_kinematics(self, q: Config, qdot: Velocity, name: str) -> tuple[Float[Array, " 2"], Jacobian,
+                                                                             Float[Array, " 2"]]:
+        """Position ``p`` (:meth:`point_position`), Jacobian ``J`` (:meth:`point_jacobian`) and ``J̇ q̇`` of a
+        named point, from one evaluation of the frames. ``J̇ q̇`` is the time derivative of ``J(q(t))`` along
+        ``q̇`` applied to ``q̇`` (the acceleration of the material point at ``q̈ = 0``):
+
+        .. math:: \dot J \dot q = \sum_{j ∈ chain} Ω_j\, ⊥(\dot p - \dot r_j) = ω\, ⊥\dot p -
+                  \sum_{j ∈ chain} Ω_j\, ⊥\dot r_j,
+
+        ``Ω_j = s_j q̇_{k(j)}`` the joint rates, ``ω = Σ Ω_j`` the body's angular velocity, ``ṗ`` the velocity of
+        ``p`` (of the arc's centre for an arc) and ``ṙ_j`` those of the joints (:meth:`_velocities`)."""
         k = self.point_index(name)
-        origins, _ = self.frames(q)
-        return self._jacobian(origins, self.point_body[k], self.point_position(q, name))
+        body, (a, pp), radius = self.point_body[k], self.point_local[k], self.point_radius[k]
+        f = self._frames(q)
+        s, c = f.sin[body], f.cos[body]
+        arm = jnp.stack([a * s + pp * c, a * c - pp * s])  # the arc's centre from the joint
+        centre = q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + arm
+        p = centre - jnp.stack([jnp.zeros_like(radius), radius])
+        J = self._jacobian(q, f, body, p)
+        omega, relative, vx, vy = self._velocities(qdot, f)
+        velocity = jnp.stack([vx[body], vy[body]]) + omega[body] * jnp.stack([arm[1], -arm[0]])
+        chain = self._topology().chain[body]
+        product = omega[body] * jnp.stack([velocity[1], -velocity[0]]) - jnp.stack(
+            [_apply(chain, relative * vy), -_apply(chain, relative * vx)])
+        return p, J, product
 
-    def _ancestry(self, body: int) -> list[int]:
-        chain = [body]
-        while self.parent[chain[-1]] >= 0:
-            chain.append(self.parent[chain[-1]])
-        return chain
-
-    def _jacobian(self, origins: Float[Array, "nb 2"], body: int, p: Float[Array, " 2"]) -> Jacobian:
+    def _jacobian(self, q: Config, f: "_Frames", body: int, p: Float[Array, " 2"]) -> Jacobian:
         """Closed-form Jacobian of the material point of ``body`` now at world position ``p``: the base
-        coordinates translate it, the joint columns are :meth:`_joint_columns`."""
-        one, zero = jnp.ones_like(p[0]), jnp.zeros_like(p[0])
-        cols = self._joint_columns(origins, body, p)
-        base = [jnp.stack([one, zero]), jnp.stack([zero, one])]
-        return jnp.stack(base + [cols.get(k, jnp.zeros_like(p)) for k in range(2, self.n)], axis=1)
+        coordinates translate it, and coordinate ``k`` turning body ``j`` on its chain rotates it about the joint
+        ``r_j``: column ``k`` is ``Σ_j s_j ⊥(p − r_j)`` with ``⊥(a, b) = (b, −a)``, over those bodies."""
+        top = self._topology()
+        turns = top.chain[body][:, None] * top.joint  # (nb, n): s_j where q_k turns body j of the chain
+        x, y = p[0] - q[0], p[1] - q[1]
+        base = np.zeros((2, self.n))
+        base[0, 0] = base[1, 1] = 1.0
+        jx = y * jnp.asarray(turns.sum(0), p.dtype) - _apply(turns.T, f.ry)
+        jy = _apply(turns.T, f.rx) - x * jnp.asarray(turns.sum(0), p.dtype)
+        return jnp.asarray(base, p.dtype) + jnp.stack([jx, jy])
 
-    def _joint_columns(self, origins: Float[Array, "nb 2"], body: int, p: Float[Array, " 2"]) -> dict:
-        """The nonzero joint columns ``{k: ∂p/∂q_k}`` of the Jacobian of the material point of ``body`` at ``p``.
-
-        A joint coordinate ``k`` turning body ``b`` (an ancestor of ``body`` or itself) by ``s_b dq_k`` rotates
-        the point about the joint ``r_b``. With the clockwise angle convention ``∂e/∂θ = (e_y, −e_x)``, so
-        column ``k`` is ``s_b ⊥(p − r_b)`` with ``⊥(a, b) = (b, −a)``.
-        """
-        cols = {}
-        for b in self._ancestry(body):
-            k = self.coord[b]
-            if k >= 0:
-                d = p - origins[b]
-                col = self.sign[b] * jnp.stack([d[1], -d[0]])
-                cols[k] = cols[k] + col if k in cols else col
-        return cols
-
-    def _angle_rows(self) -> list[list[float]]:
-        rows = []
-        for i in range(len(self.parent)):
-            row = [0.0] * self.n
-            for b in self._ancestry(i):
-                if self.coord[b] >= 0:
-                    row[self.coord[b]] += self.sign[b]
-            rows.append(row)
-        return rows
-
-    def angle_jacobian(self) -> Float[Array, "nb n"]:
-        """``∂θ_i/∂q`` (constant: angles are affine in ``q``)."""
-        return jnp.asarray(self._angle_rows(), dtype=self.mass.dtype)
+    def _velocities(self, qdot: Velocity, f: "_Frames"):
+        """Absolute angular velocities ``ω = (∂θ/∂q) q̇``, joint rates ``Ω = s_j q̇_{k(j)}`` and joint velocities
+        ``ṙ_i = (q̇_0, q̇_1) + Σ_{j ∈ chain(i)} ω_{p(j)} ⊥u_j`` (each link turns with its parent)."""
+        top = self._topology()
+        omega = _apply(top.rows, qdot)
+        turning = omega[top.parents]
+        return (omega, _apply(top.joint, qdot), qdot[0] + _apply(top.chain, turning * f.uy),
+                qdot[1] - _apply(top.chain, turning * f.ux))
 
     # -- dynamics ---------------------------------------------------------------------------------
     def com_jacobians(self, q: Config) -> tuple[Float[Array, "nb 2 n"], Float[Array, "nb n"]]:
         """Jacobians of every centre of mass ``(nb, 2, n)`` and of every body angle ``(nb, n)``."""
-        origins, _ = self.frames(q)
-        coms = self.com_positions(q)
-        jc = jnp.stack([self._jacobian(origins, i, coms[i]) for i in range(len(self.parent))])
-        return jc, self.angle_jacobian()
+        f = self._frames(q)
+        wx, wy = self._com_arms(f)
+        coms = jnp.stack([q[0] + f.rx + wx, q[1] + f.ry + wy], axis=1)
+        return (jnp.stack([self._jacobian(q, f, i, coms[i]) for i in range(len(self.parent))]),
+                self.angle_jacobian())
+
+    def _mass_matrix(self, f: "_Frames", wx, wy) -> MassMatrix:
+        """``M`` from the subtrees' mass ``m_S``, first moment ``h_S = Σ m_b (c_b − r_j)`` and second moment
+        ``G_S = Σ I_b + m_b |c_b − r_j|²`` about each joint ``j`` (sums over the subtree of ``j``): for a
+        coordinate pair turning ``j`` and ``j'`` with ``j`` on the chain of ``j'``, the bodies both turn are the
+        subtree of ``j'``, and ``Σ I_b + m_b (c_b − r_j)·(c_b − r_{j'}) = G_S(j') + (r_{j'} − r_j)·h_S(j')``; a base
+        coordinate with a joint coordinate gives ``±⊥h_S``, the two base coordinates the total mass."""
+        top = self._topology()
+        subtree = top.chain.T
+        m = self.mass
+        mass = _apply(subtree, m)
+        hx, hy = _apply(subtree, m * (f.rx + wx)) - mass * f.rx, _apply(subtree, m * (f.ry + wy)) - mass * f.ry
+        # G about each joint, from moments about the base (relative coordinates stay O(size of the model)).
+        second = _apply(subtree, self.inertia + m * ((f.rx + wx) ** 2 + (f.ry + wy) ** 2))
+        g = second - 2 * (f.rx * (hx + mass * f.rx) + f.ry * (hy + mass * f.ry)) + mass * (f.rx ** 2 + f.ry ** 2)
+        j, i = top.upper, top.lower
+        pair = g[i] + (f.rx[i] - f.rx[j]) * hx[i] + (f.ry[i] - f.ry[j]) * hy[i]
+        terms = jnp.concatenate([pair, hy, -hx, jnp.sum(m)[None]])
+        return _apply(top.place, terms)[top.full].reshape(self.n, self.n)
 
     def mass_matrix(self, q: Config) -> MassMatrix:
-        """``M = Σ m_i J_iᵀ J_i + I_i J_θ,iᵀ J_θ,i`` (module docstring), entry by entry from the nonzero
-        columns of the closed-form centre-of-mass Jacobians (:meth:`_joint_columns`; the base columns are the
-        identity) and the constant angle Jacobian. Under ``vmap`` each entry is then elementwise arithmetic on
-        batch vectors; an ``einsum`` over stacked ``(nb, 2, n)`` Jacobians is a batch of tiny products, which XLA
-        runs slowly on CPU."""
-        origins, _, _ = self._frames(q)
-        coms = self.com_positions(q)
-        rows = self._angle_rows()
-        upper = {}  # (k, l) with k <= l
-
-        def add(k, l, value):
-            upper[k, l] = upper[k, l] + value if (k, l) in upper else value
-
-        for b in range(len(self.parent)):
-            m, inertia = self.mass[b], self.inertia[b]
-            cols = self._joint_columns(origins, b, coms[b])
-            add(0, 0, m)
-            add(1, 1, m)
-            for k, ck in cols.items():
-                add(0, k, m * ck[0])
-                add(1, k, m * ck[1])
-                for l, cl in cols.items():
-                    if k <= l:
-                        add(k, l, m * (ck[0] * cl[0] + ck[1] * cl[1]) + inertia * (rows[b][k] * rows[b][l]))
-        zero = jnp.zeros_like(self.mass[0])
-        return jnp.stack([jnp.stack([upper.get((min(k, l), max(k, l)), zero) for l in range(self.n)])
-                          for k in range(self.n)])
+        """``M = Σ m_i J_iᵀ J_i + I_i J_θ,iᵀ J_θ,i`` (module docstring), entry by entry from moments of the
+        subtrees (:meth:`_mass_matrix`; exactly symmetric)."""
+        f = self._frames(q)
+        return self._mass_matrix(f, *self._com_arms(f))
 
     @full_precision
     def kinetic_energy(self, q: Config, qdot: Velocity) -> Scalar:
@@ -340,16 +412,36 @@ class PlanarTree(eqx.Module):
 
     @full_precision
     def mass_and_bias(self, q: Config, qdot: Velocity) -> tuple[MassMatrix, Velocity]:
-        """``M(q)`` and ``c(q, q̇)`` together, from the centre-of-mass and angle Jacobians (d'Alembert:
-        ``c = Σ m_i J_iᵀ J̇_i q̇ + I_i J_θ,iᵀ J̇_θ,i q̇ + ∂V/∂q``, equal to the Lagrangian form above) with
-        forward-mode derivatives only: about a third of the compile cost of nested reverse mode, which matters
-        in an ODE right-hand side traced many times per solve."""
+        """``M(q)`` and ``c(q, q̇)`` together (d'Alembert: ``c = Σ m_i J_iᵀ (a_i − g) + I_i J_θ,iᵀ J̇_θ,i q̇``, equal
+        to the Lagrangian form above). The angles are affine in ``q``, so ``J̇_θ = 0``; ``a_i = J̇_i q̇``, the
+        acceleration of centre of mass ``i`` at ``q̈ = 0``, is :meth:`point_kinematics`'s closed form, and the
+        generalised force of the forces ``f_i = m_i (a_i − g)`` on coordinate ``k`` turning body ``j`` is the
+        moment about ``r_j`` of those on its subtree, ``Σ ⊥(c_i − r_j)·f_i``."""
+        top = self._topology()
+        f = self._frames(q)
+        wx, wy = self._com_arms(f)
+        omega, relative, vx, vy = self._velocities(qdot, f)
+        cx, cy = vx + omega * wy, vy - omega * wx  # centre-of-mass velocities
+        gravity = self.gravity_vector()
+        ax = omega * cy - _apply(top.chain, relative * vy) - gravity[0]
+        ay = -omega * cx + _apply(top.chain, relative * vx) - gravity[1]
+        fx, fy = self.mass * ax, self.mass * ay
+        subtree = top.chain.T
+        Fx, Fy = _apply(subtree, fx), _apply(subtree, fy)
+        moment = _apply(subtree, (f.ry + wy) * fx - (f.rx + wx) * fy) - (f.ry * Fx - f.rx * Fy)
+        c = _apply(top.joint.T, moment) + jnp.stack([jnp.sum(fx), jnp.sum(fy)] + [jnp.zeros_like(fx[0])] * (
+            self.n - 2))
+        return self._mass_matrix(f, wx, wy), c
 
-        def kinematics(qq):
-            return self.com_positions(qq), self.frames(qq)[1]
 
-        _, (ac, at) = jax.jvp(lambda qq: jax.jvp(kinematics, (qq,), (qdot,))[1], (q,), (qdot,))
-        jc, jt = self.com_jacobians(q)
-        c = (jnp.einsum("b,bin,bi->n", self.mass, jc, ac) + jnp.einsum("b,bn,b->n", self.inertia, jt, at)
-             - jnp.einsum("b,bin,i->n", self.mass, jc, self.gravity_vector()))
-        return self.mass_matrix(q), c
+class _Frames(NamedTuple):
+    """:meth:`PlanarTree._frames`: over the bodies, angles `theta`, `sin`, `cos`, links `ux`, `uy` and joints
+    relative to the base `rx`, `ry`."""
+
+    theta: Array
+    sin: Array
+    cos: Array
+    ux: Array
+    uy: Array
+    rx: Array
+    ry: Array

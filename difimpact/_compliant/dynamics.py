@@ -130,11 +130,9 @@ def free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y
     tree = model.tree()
     rows = []
     for c in contacts:
-        J = tree.point_jacobian(q, c.point)
+        p, J, b = tree.point_kinematics(q, qdot, c.point)  # b = J̇ q̇: the acceleration at q̈ = 0
         vel = J @ qdot
-        dn = -tree.point_position(q, c.point)[1]
-        # J̇ q̇: the contact point's acceleration at q̈ = 0.
-        b = jax.jvp(lambda qq: tree.point_jacobian(qq, c.point) @ qdot, (q,), (qdot,))[1]
+        dn = -p[1]
         rows.append((dn, vel[1], vel[0], c.normal_law.force(dn, -vel[1]), b[1], b[0], J[1], J[0]))
     delta, v_n, v_t, F_n, b_n, b_t, A_n, A_t = (jnp.stack(r) for r in zip(*rows))
     M, bias = tree.mass_and_bias(q, qdot)
