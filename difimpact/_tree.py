@@ -310,7 +310,7 @@ class PlanarTree(eqx.Module):
     @full_precision
     def point_kinematics(self, q: Config, qdot: Velocity, name: str) -> tuple[Float[Array, " 2"], Jacobian,
                                                                              Float[Array, " 2"]]:
-        """Position ``p`` (:meth:`point_position`), Jacobian ``J`` (:meth:`point_jacobian`) and ``J̇ q̇`` of a
+        r"""Position ``p`` (:meth:`point_position`), Jacobian ``J`` (:meth:`point_jacobian`) and ``J̇ q̇`` of a
         named point, from one evaluation of the frames. ``J̇ q̇`` is the time derivative of ``J(q(t))`` along
         ``q̇`` applied to ``q̇`` (the acceleration of the material point at ``q̈ = 0``):
 
