@@ -60,7 +60,12 @@ def test_sweep_equals_loop_and_closed_form(batch):
     one = jax.jit(biped_quantities)
     for k in range(N):
         p = jax.tree.map(lambda x: x[k], batch)
-        assert tree_allclose(jax.tree.map(lambda x: x[k], out), one(p), rtol=1e-13, atol=1e-13)
+        # The batched program multiplies by the tree's constant matrices with the batch as one dimension, the single
+        # one vector by vector: they round differently (ε each), and the solve for q̈ amplifies that by cond(M).
+        single = one(p)
+        for key, value in single.items():
+            np.testing.assert_allclose(out[key][k], value, rtol=0, atol=1e-12 * float(np.max(np.abs(value))),
+                                       err_msg=key)
         M = appendix_a_mass_matrix(p["q"], p["m"], 10.0, p["m_T"], 0.8, 0.4, 0.4)  # seed 003, eq. 26
         np.testing.assert_allclose(out["M"][k], M, rtol=0, atol=1e-12)
         np.testing.assert_allclose(out["T"][k], 0.5 * p["qdot"] @ M @ p["qdot"], rtol=1e-12)
