@@ -20,6 +20,7 @@ ground):
 so that the equations of motion read ``M q̈ + c = τ + Jᵀ F`` (seed 000, eq. 1).
 """
 
+import functools
 from typing import NamedTuple, Sequence
 
 import equinox as eqx
@@ -124,11 +125,15 @@ def _check_indices(n, bodies, points) -> None:
             raise ValueError(f"point {p.name!r}: body {p.body} outside 0..{len(bodies) - 1}.")
 
 
-def _rotate(trig, local):
-    """``a e + p n`` for body coordinates ``local = (a, p)``, with ``e = (sin θ, cos θ)``, ``n = (cos θ, −sin θ)``
-    and ``trig = (sin θ, cos θ)``."""
-    (s, c), (a, p) = trig, local
-    return jnp.stack([a * s + p * c, a * c - p * s])
+def _rotate(sin, cos, a, p):
+    """``a e + p n``, ``(x, y)``, for body coordinates ``(a, p)`` with ``e = (sin θ, cos θ)`` and
+    ``n = (cos θ, −sin θ)``; scalars or vectors over the bodies alike."""
+    return a * sin + p * cos, a * cos - p * sin
+
+
+def _perp(v):
+    """``⊥(a, b) = (b, −a)``: ``∂/∂θ`` of a vector fixed in a body turning clockwise by ``θ`` (``∂e/∂θ = ⊥e``)."""
+    return jnp.stack([v[1], -v[0]])
 
 
 @full_precision
@@ -155,6 +160,52 @@ class _Topology(NamedTuple):
     lower: np.ndarray
     place: np.ndarray
     full: np.ndarray
+
+
+class _Frames(NamedTuple):
+    """:meth:`PlanarTree._frames`: over the bodies, angles `theta`, `sin`, `cos`, links `ux`, `uy` and joints
+    relative to the base `rx`, `ry`."""
+
+    theta: Array
+    sin: Array
+    cos: Array
+    ux: Array
+    uy: Array
+    rx: Array
+    ry: Array
+
+
+def _ancestry(parent: tuple[int, ...], body: int) -> list[int]:
+    chain = [body]
+    while parent[chain[-1]] >= 0:
+        chain.append(parent[chain[-1]])
+    return chain
+
+
+@functools.cache
+def _topology(n: int, parent: tuple[int, ...], coord: tuple[int, ...], sign: tuple[float, ...]) -> _Topology:
+    """The :class:`_Topology` of a tree (built once per topology, at trace time)."""
+    nb = len(parent)
+    chain, joint = np.zeros((nb, nb)), np.zeros((nb, n))
+    for i in range(nb):
+        chain[i, _ancestry(parent, i)] = 1.0
+        if coord[i] >= 0:
+            joint[i, coord[i]] = sign[i]
+    pairs = [(j, i) for i in range(nb) for j in _ancestry(parent, i) if coord[i] >= 0 and coord[j] >= 0]
+    # M's lower triangle, entry (k, l) with k ≥ l at k (k + 1) / 2 + l, from the terms [pairs, A_x, A_y, m].
+    tri = lambda k, l: max(k, l) * (max(k, l) + 1) // 2 + min(k, l)  # noqa: E731
+    place = np.zeros((n * (n + 1) // 2, len(pairs) + 2 * nb + 1))
+    for p, (j, i) in enumerate(pairs):
+        place[tri(coord[j], coord[i]), p] += sign[j] * sign[i] * (2.0 if i != j and coord[i] == coord[j] else 1.0)
+    for j in range(nb):
+        if coord[j] >= 0:
+            place[tri(0, coord[j]), len(pairs) + j] += sign[j]
+            place[tri(1, coord[j]), len(pairs) + nb + j] += sign[j]
+    place[tri(0, 0), -1] = place[tri(1, 1), -1] = 1.0
+    full = np.array([tri(k, l) for k in range(n) for l in range(n)])
+    return _Topology(chain, joint, chain @ joint, np.array([max(p, 0) for p in parent]),
+                     np.array([float(p >= 0) for p in parent]), np.array([j for j, _ in pairs], int),
+                     np.array([i for _, i in pairs], int), place, full)
 
 
 class PlanarTree(eqx.Module):
@@ -212,35 +263,8 @@ class PlanarTree(eqx.Module):
         )
 
     # -- topology (static) ------------------------------------------------------------------------
-    def _ancestry(self, body: int) -> list[int]:
-        chain = [body]
-        while self.parent[chain[-1]] >= 0:
-            chain.append(self.parent[chain[-1]])
-        return chain
-
     def _topology(self) -> _Topology:
-        nb, n = len(self.parent), self.n
-        chain, joint = np.zeros((nb, nb)), np.zeros((nb, n))
-        for i in range(nb):
-            chain[i, self._ancestry(i)] = 1.0
-            if self.coord[i] >= 0:
-                joint[i, self.coord[i]] = self.sign[i]
-        pairs = [(j, i) for i in range(nb) for j in self._ancestry(i) if self.coord[i] >= 0 and self.coord[j] >= 0]
-        jointed = [j for j in range(nb) if self.coord[j] >= 0]
-        # M's lower triangle, entry (k, l) with k ≥ l at k (k + 1) / 2 + l, from the terms [pairs, A_x, A_y, m].
-        tri = lambda k, l: max(k, l) * (max(k, l) + 1) // 2 + min(k, l)  # noqa: E731
-        place = np.zeros((n * (n + 1) // 2, len(pairs) + 2 * nb + 1))
-        for p, (j, i) in enumerate(pairs):
-            place[tri(self.coord[j], self.coord[i]), p] += self.sign[j] * self.sign[i] * (2.0 if (
-                i != j and self.coord[i] == self.coord[j]) else 1.0)
-        for j in jointed:
-            place[tri(0, self.coord[j]), len(pairs) + j] += self.sign[j]
-            place[tri(1, self.coord[j]), len(pairs) + nb + j] += self.sign[j]
-        place[tri(0, 0), -1] = place[tri(1, 1), -1] = 1.0
-        full = np.array([tri(k, l) for k in range(n) for l in range(n)])
-        return _Topology(chain, joint, chain @ joint, np.array([max(p, 0) for p in self.parent]),
-                         np.array([float(p >= 0) for p in self.parent]),
-                         np.array([j for j, _ in pairs], int), np.array([i for _, i in pairs], int), place, full)
+        return _topology(self.n, self.parent, self.coord, self.sign)
 
     def _angle_rows(self) -> np.ndarray:
         return self._topology().rows
@@ -256,7 +280,7 @@ class PlanarTree(eqx.Module):
         return jnp.stack([q[0] + f.rx, q[1] + f.ry], axis=1), f.theta
 
     @full_precision
-    def _frames(self, q: Config) -> "_Frames":
+    def _frames(self, q: Config) -> _Frames:
         """Every body at once, as vectors over the bodies (a structure of arrays): angles ``θ = (∂θ/∂q) q + o``,
         their sines and cosines, the links ``u_i`` from the parent's joint to joint ``i`` (zero for a root) and
         the joints relative to the base, ``r_i − (q_0, q_1) = Σ_{j ∈ chain(i)} u_j``. Sums over chains and
@@ -268,26 +292,24 @@ class PlanarTree(eqx.Module):
             offsets.append(self.offset[i] + (0.0 if par < 0 else offsets[par]))
         theta = _apply(top.rows, q) + jnp.asarray(offsets, q.dtype)
         sin, cos = jnp.sin(theta), jnp.cos(theta)
-        a, p = self.attach[:, 0], self.attach[:, 1]
         linked = jnp.asarray(top.linked, q.dtype)
-        ux = linked * (a * sin[top.parents] + p * cos[top.parents])
-        uy = linked * (a * cos[top.parents] - p * sin[top.parents])
+        ux, uy = _rotate(sin[top.parents], cos[top.parents], self.attach[:, 0], self.attach[:, 1])
+        ux, uy = linked * ux, linked * uy
         return _Frames(theta, sin, cos, ux, uy, _apply(top.chain, ux), _apply(top.chain, uy))
 
     def body_point(self, q: Config, body: int, local: Float[Array, " 2"]) -> Float[Array, " 2"]:
         """World position of the point at body coordinates ``local`` of body ``body``."""
         f = self._frames(q)
-        return q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + _rotate((f.sin[body], f.cos[body]), local)
+        return q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + jnp.stack(_rotate(f.sin[body], f.cos[body], *local))
 
     def com_positions(self, q: Config) -> Float[Array, "nb 2"]:
         f = self._frames(q)
         wx, wy = self._com_arms(f)
         return jnp.stack([q[0] + f.rx + wx, q[1] + f.ry + wy], axis=1)
 
-    def _com_arms(self, f: "_Frames"):
+    def _com_arms(self, f: _Frames):
         """The centres of mass relative to their joints, ``(x, y)`` over the bodies."""
-        a, p = self.com[:, 0], self.com[:, 1]
-        return a * f.sin + p * f.cos, a * f.cos - p * f.sin
+        return _rotate(f.sin, f.cos, self.com[:, 0], self.com[:, 1])
 
     def point_index(self, name: str) -> int:
         try:
@@ -295,9 +317,18 @@ class PlanarTree(eqx.Module):
         except ValueError:
             raise ValueError(f"unknown point {name!r}; this model has {list(self.point_names)}.") from None
 
+    def _point(self, q: Config, f: _Frames, name: str) -> tuple[int, Float[Array, " 2"], Float[Array, " 2"]]:
+        """The body of a named point, the vector from its joint to the point (to the arc's centre for an arc)
+        and the point's :meth:`point_position`."""
+        k = self.point_index(name)
+        body, radius = self.point_body[k], self.point_radius[k]
+        arm = jnp.stack(_rotate(f.sin[body], f.cos[body], *self.point_local[k]))
+        centre = q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + arm
+        return body, arm, centre - jnp.stack([jnp.zeros_like(radius), radius])
+
     def point_position(self, q: Config, name: str) -> Float[Array, " 2"]:
         """Position of a named point; for an arc, its lowest point (the contact point on flat ground)."""
-        return self.point_kinematics(q, jnp.zeros_like(q), name)[0]
+        return self._point(q, self._frames(q), name)[2]
 
     def point_jacobian(self, q: Config, name: str) -> Jacobian:
         """``(2, n)`` Jacobian of the *material* point currently at :meth:`point_position`.
@@ -305,7 +336,9 @@ class PlanarTree(eqx.Module):
         For an arc the material point is the one touching the ground now, so its velocity is that of
         the arc centre plus ``ω × (0, -R)``: zero when the foot rolls without slipping.
         """
-        return self.point_kinematics(q, jnp.zeros_like(q), name)[1]
+        f = self._frames(q)
+        body, _, p = self._point(q, f, name)
+        return self._jacobian(q, f, body, p)
 
     @full_precision
     def point_kinematics(self, q: Config, qdot: Velocity, name: str) -> tuple[Float[Array, " 2"], Jacobian,
@@ -319,22 +352,15 @@ class PlanarTree(eqx.Module):
 
         ``Ω_j = s_j q̇_{k(j)}`` the joint rates, ``ω = Σ Ω_j`` the body's angular velocity, ``ṗ`` the velocity of
         ``p`` (of the arc's centre for an arc) and ``ṙ_j`` those of the joints (:meth:`_velocities`)."""
-        k = self.point_index(name)
-        body, (a, pp), radius = self.point_body[k], self.point_local[k], self.point_radius[k]
         f = self._frames(q)
-        s, c = f.sin[body], f.cos[body]
-        arm = jnp.stack([a * s + pp * c, a * c - pp * s])  # the arc's centre from the joint
-        centre = q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + arm
-        p = centre - jnp.stack([jnp.zeros_like(radius), radius])
-        J = self._jacobian(q, f, body, p)
+        body, arm, p = self._point(q, f, name)
         omega, relative, vx, vy = self._velocities(qdot, f)
-        velocity = jnp.stack([vx[body], vy[body]]) + omega[body] * jnp.stack([arm[1], -arm[0]])
+        velocity = jnp.stack([vx[body], vy[body]]) + omega[body] * _perp(arm)
         chain = self._topology().chain[body]
-        product = omega[body] * jnp.stack([velocity[1], -velocity[0]]) - jnp.stack(
-            [_apply(chain, relative * vy), -_apply(chain, relative * vx)])
-        return p, J, product
+        rates = jnp.stack([_apply(chain, relative * vx), _apply(chain, relative * vy)])  # Σ_j Ω_j ṙ_j
+        return p, self._jacobian(q, f, body, p), omega[body] * _perp(velocity) - _perp(rates)
 
-    def _jacobian(self, q: Config, f: "_Frames", body: int, p: Float[Array, " 2"]) -> Jacobian:
+    def _jacobian(self, q: Config, f: _Frames, body: int, p: Float[Array, " 2"]) -> Jacobian:
         """Closed-form Jacobian of the material point of ``body`` now at world position ``p``: the base
         coordinates translate it, and coordinate ``k`` turning body ``j`` on its chain rotates it about the joint
         ``r_j``: column ``k`` is ``Σ_j s_j ⊥(p − r_j)`` with ``⊥(a, b) = (b, −a)``, over those bodies."""
@@ -347,7 +373,7 @@ class PlanarTree(eqx.Module):
         jy = _apply(turns.T, f.rx) - x * jnp.asarray(turns.sum(0), p.dtype)
         return jnp.asarray(base, p.dtype) + jnp.stack([jx, jy])
 
-    def _velocities(self, qdot: Velocity, f: "_Frames"):
+    def _velocities(self, qdot: Velocity, f: _Frames):
         """Absolute angular velocities ``ω = (∂θ/∂q) q̇``, joint rates ``Ω = s_j q̇_{k(j)}`` and joint velocities
         ``ṙ_i = (q̇_0, q̇_1) + Σ_{j ∈ chain(i)} ω_{p(j)} ⊥u_j`` (each link turns with its parent)."""
         top = self._topology()
@@ -365,20 +391,22 @@ class PlanarTree(eqx.Module):
         return (jnp.stack([self._jacobian(q, f, i, coms[i]) for i in range(len(self.parent))]),
                 self.angle_jacobian())
 
-    def _mass_matrix(self, f: "_Frames", wx, wy) -> MassMatrix:
+    def _mass_matrix(self, f: _Frames, wx, wy) -> MassMatrix:
         """``M`` from the subtrees' mass ``m_S``, first moment ``h_S = Σ m_b (c_b − r_j)`` and second moment
         ``G_S = Σ I_b + m_b |c_b − r_j|²`` about each joint ``j`` (sums over the subtree of ``j``): for a
         coordinate pair turning ``j`` and ``j'`` with ``j`` on the chain of ``j'``, the bodies both turn are the
         subtree of ``j'``, and ``Σ I_b + m_b (c_b − r_j)·(c_b − r_{j'}) = G_S(j') + (r_{j'} − r_j)·h_S(j')``; a base
-        coordinate with a joint coordinate gives ``±⊥h_S``, the two base coordinates the total mass."""
+        coordinate with a joint coordinate gives ``±⊥h_S``, the two base coordinates the total mass (the subtree
+        sums of the composite-rigid-body algorithm, Featherstone 2008, *Rigid Body Dynamics Algorithms*, ch. 6)."""
         top = self._topology()
         subtree = top.chain.T
         m = self.mass
+        # Moments about the base (coordinates relative to it stay of the size of the model), then about each joint.
         mass = _apply(subtree, m)
-        hx, hy = _apply(subtree, m * (f.rx + wx)) - mass * f.rx, _apply(subtree, m * (f.ry + wy)) - mass * f.ry
-        # G about each joint, from moments about the base (relative coordinates stay O(size of the model)).
+        px, py = _apply(subtree, m * (f.rx + wx)), _apply(subtree, m * (f.ry + wy))
         second = _apply(subtree, self.inertia + m * ((f.rx + wx) ** 2 + (f.ry + wy) ** 2))
-        g = second - 2 * (f.rx * (hx + mass * f.rx) + f.ry * (hy + mass * f.ry)) + mass * (f.rx ** 2 + f.ry ** 2)
+        hx, hy = px - mass * f.rx, py - mass * f.ry
+        g = second - 2 * (f.rx * px + f.ry * py) + mass * (f.rx ** 2 + f.ry ** 2)
         j, i = top.upper, top.lower
         pair = g[i] + (f.rx[i] - f.rx[j]) * hx[i] + (f.ry[i] - f.ry[j]) * hy[i]
         terms = jnp.concatenate([pair, hy, -hx, jnp.sum(m)[None]])
@@ -433,15 +461,3 @@ class PlanarTree(eqx.Module):
             self.n - 2))
         return self._mass_matrix(f, wx, wy), c
 
-
-class _Frames(NamedTuple):
-    """:meth:`PlanarTree._frames`: over the bodies, angles `theta`, `sin`, `cos`, links `ux`, `uy` and joints
-    relative to the base `rx`, `ry`."""
-
-    theta: Array
-    sin: Array
-    cos: Array
-    ux: Array
-    uy: Array
-    rx: Array
-    ry: Array
