@@ -202,10 +202,11 @@ def _topology(n: int, parent: tuple[int, ...], coord: tuple[int, ...], sign: tup
             place[tri(0, coord[j]), len(pairs) + j] += sign[j]
             place[tri(1, coord[j]), len(pairs) + nb + j] += sign[j]
     place[tri(0, 0), -1] = place[tri(1, 1), -1] = 1.0
-    full = np.array([tri(k, l) for k in range(n) for l in range(n)])
-    return _Topology(chain, joint, chain @ joint, np.array([max(p, 0) for p in parent]),
-                     np.array([float(p >= 0) for p in parent]), np.array([j for j, _ in pairs], int),
-                     np.array([i for _, i in pairs], int), place, full)
+    # Indices as int32, JAX's default integer type without x64 (a batched gather adds them to its own indices).
+    index = lambda values: np.array(values, np.int32)  # noqa: E731
+    return _Topology(chain, joint, chain @ joint, index([max(p, 0) for p in parent]),
+                     np.array([float(p >= 0) for p in parent]), index([j for j, _ in pairs]),
+                     index([i for _, i in pairs]), place, index([tri(k, l) for k in range(n) for l in range(n)]))
 
 
 class PlanarTree(eqx.Module):

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 
+import jax
 import jax.numpy as jnp
 
 import difimpact as di
@@ -22,8 +23,11 @@ def cases(compliant: bool, rtol: float) -> dict:
     biped = di.BipedWithTorso()
     qb, qdotb = biped.pre_impact_state(math.radians(30.0))
     stick = di.impact(biped, qb, qdotb, stick=("P_L",))
+    # The same impact under jit + vmap (batched gathers and products), two members.
+    batched = jax.jit(jax.vmap(lambda a, b, mu: di.frictional_impact(walker, a, b, di.Contact(
+        "Q", friction_law=di.Coulomb(mu)))))(jnp.stack([q, q]), jnp.stack([qdot, qdot]), jnp.array([0.5, 0.75]))
     out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
-           "mu_c": fric.mu_c, "xi_I": stick.xi_I}
+           "mu_c": fric.mu_c, "xi_I": stick.xi_I, "batched_P_n": batched.normal_impulse[1]}
     if compliant:
         sol = di.compliant_impact(walker, q, qdot, (seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
                                   throw=False)

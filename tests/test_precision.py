@@ -44,7 +44,7 @@ def _float32(*args: str) -> dict:
 def test_float32_paper_cases_match_float64():
     single, double = _float32("impulsive", "0"), cases(compliant=False, rtol=0.0)
     assert single["dtype"] == "float32" and double["dtype"] == "float64"
-    for key in ("P_n", "P_t", "mu_c", "xi_I"):
+    for key in ("P_n", "P_t", "mu_c", "xi_I", "batched_P_n"):
         assert single[key] == pytest.approx(double[key], rel=RTOL_FLOAT32), key
     # and float64 is the paper's value (CONVENTIONS.md check values, seed 000)
     np.testing.assert_allclose([double["P_n"], double["P_t"], double["mu_c"]], [14.16, -9.77, 0.675], atol=6e-3)
