@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, ScalarLike, Velocity
-from ._validation import as_float, count, number, positive, stacked
+from ._validation import as_float, count, number, positive, real, stacked
 from ._linalg import full_precision
 
 
@@ -239,27 +239,38 @@ class PlanarTree(eqx.Module):
         """Assemble a tree with ``n ≥ 2`` generalised coordinates (``q[0:2]`` the base position) from its
         `bodies` (at least one, parents first) and named `points`; `g` [m/s²] acts along ``−y`` tilted by the
         ground slope ``γ`` = `slope` (radians, ground down toward ``+x``; module docstring)."""
+        return cls._assemble(n, bodies, points, g, slope, checked=True)
+
+    @classmethod
+    def _assemble(cls, n, bodies, points, g=9.81, slope=0.0, *, checked: bool) -> "PlanarTree":
+        """:meth:`build`; with ``checked=False`` the parameter values (finite, non-negative) are taken as valid
+        and only their dtypes and shapes are checked: the built-in models, whose constructors validate every
+        parameter, rebuild their tree at each method call, and the value checks would be staged again there."""
         _check_types(n, bodies, points)
         bodies, points = _by_index(bodies, points)
         _check_indices(n, bodies, points)
-        names = [p.name for p in points]
+
+        def param(name, x, nonneg, shape=None):
+            if not checked:
+                return real(name, x, shape=shape)
+            return positive(name, x, allow_zero=True, shape=shape) if nonneg else as_float(name, x, shape=shape)
+
         return cls(
-            mass=positive("Body.mass", stacked("Body.mass", [b.mass for b in bodies], ()), allow_zero=True),
-            inertia=positive("Body.inertia", stacked("Body.inertia", [b.inertia for b in bodies], ()), allow_zero=True),
-            com=as_float("Body.com", stacked("Body.com", [b.com for b in bodies], (2,))),
-            attach=as_float("Body.attach", stacked("Body.attach", [b.attach for b in bodies], (2,))),
-            point_local=as_float("Point.local", stacked("Point.local", [p.local for p in points], (2,))),
-            point_radius=positive("Point.radius", stacked("Point.radius", [p.radius for p in points], ()),
-                                  allow_zero=True),
-            g=positive("g", g, allow_zero=True, shape=()),
-            slope=as_float("slope", slope, shape=()),
+            mass=param("Body.mass", stacked("Body.mass", [b.mass for b in bodies], ()), True),
+            inertia=param("Body.inertia", stacked("Body.inertia", [b.inertia for b in bodies], ()), True),
+            com=param("Body.com", stacked("Body.com", [b.com for b in bodies], (2,)), False),
+            attach=param("Body.attach", stacked("Body.attach", [b.attach for b in bodies], (2,)), False),
+            point_local=param("Point.local", stacked("Point.local", [p.local for p in points], (2,)), False),
+            point_radius=param("Point.radius", stacked("Point.radius", [p.radius for p in points], ()), True),
+            g=param("g", g, True, shape=()),
+            slope=param("slope", slope, False, shape=()),
             n=n,
             body_names=tuple(b.name for b in bodies),
             parent=tuple(b.parent for b in bodies),
             coord=tuple(b.coord for b in bodies),
             sign=tuple(float(b.sign) for b in bodies),
             offset=tuple(float(b.offset) for b in bodies),
-            point_names=tuple(names),
+            point_names=tuple(p.name for p in points),
             point_body=tuple(p.body for p in points),
         )
 

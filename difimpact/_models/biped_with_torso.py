@@ -62,7 +62,7 @@ class BipedWithTorso(AbstractPlanarModel):
             Point("P_L", 2, (self.l, 0.0)),
             Point("T", 3, (self.l_T, 0.0)),
         ]
-        return PlanarTree.build(5, bodies, points, self.g)
+        return PlanarTree._assemble(5, bodies, points, self.g, checked=False)
 
     def heel_strike_posture(self, q4, q5=0.0) -> Config:
         """Symmetric heel-strike posture of seed 003 (§4): both feet on the ground, ``q3 = q4/2``."""

@@ -99,7 +99,7 @@ class CompassGait(AbstractCompassWalker):
             Point("H", 0, (d, 0.0)),
             Point("swing_foot", 2, (d, 0.0), self.R),
         ]
-        return PlanarTree.build(4, bodies, points, self.g, self.slope)
+        return PlanarTree._assemble(4, bodies, points, self.g, self.slope, checked=False)
 
     def stance_accelerations(self, theta: Float[Array, " 2"], theta_dot: Float[Array, " 2"]) -> Float[Array, " 2"]:
         r"""Single support with the stance foot rolling, in closed form: Lagrange's equations of the three point

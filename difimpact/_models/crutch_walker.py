@@ -63,7 +63,7 @@ class CrutchWalker(AbstractPlanarModel):
             Point("E", 2, (l[2], 0.0)),
             Point("Q", 3, (l[3], 0.0)),
         ]
-        return PlanarTree.build(6, bodies, points, self.g)
+        return PlanarTree._assemble(6, bodies, points, self.g, checked=False)
 
     def place_crutch(self, q3: ScalarLike, q4: ScalarLike = math.radians(10.0),
                      q5: ScalarLike = math.radians(150.0)) -> Config:

@@ -52,7 +52,7 @@ class RimlessWheel(AbstractWalker):
             Point("H", 0, (self.l, 0.0)),
             Point("swing_foot", 0, (self.l * (1 - math.cos(a2)), self.l * math.sin(a2))),
         ]
-        return PlanarTree.build(3, bodies, points, self.g, self.slope)
+        return PlanarTree._assemble(3, bodies, points, self.g, self.slope, checked=False)
 
     @property
     def foot_radius(self) -> Scalar:

@@ -154,7 +154,7 @@ class SevenLinkHuman(AbstractPlanarModel):
                 Point(f"CAL_{side}", b + 2, down(self.heel)),
                 Point(f"MH_{side}", b + 2, down(self.mh)),
             ]
-        return PlanarTree.build(9, bodies, points, self.g)
+        return PlanarTree._assemble(9, bodies, points, self.g, checked=False)
 
     def heel_strike_posture(self, torso: ScalarLike | None = None,
                             posture: HeelStrikePosture = HeelStrikePosture()) -> Config:

@@ -51,7 +51,7 @@ class SimplestWalker(AbstractCompassWalker):
                   Body("hip", 0, -1, self.M, 0.0, (0.0, 0.0), (self.l, 0.0)),
                   Body("swing_leg", 0, 3, zero, 0.0, (self.l, 0.0), (self.l, 0.0), sign=-1.0, offset=jnp.pi)]
         points = [Point("stance_foot", 0), Point("H", 0, (self.l, 0.0)), Point("swing_foot", 2, (self.l, 0.0))]
-        return PlanarTree.build(4, bodies, points, self.g, self.slope)
+        return PlanarTree._assemble(4, bodies, points, self.g, self.slope, checked=False)
 
     def stance_accelerations(self, theta: Float[Array, " 2"], theta_dot: Float[Array, " 2"]) -> Float[Array, " 2"]:
         q3, q4 = theta
