@@ -10,6 +10,7 @@ import sys
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import difimpact as di
 from difimpact._experiments.fixtures import seed000_tip_contact
@@ -23,9 +24,17 @@ def cases(compliant: bool, rtol: float) -> dict:
     biped = di.BipedWithTorso()
     qb, qdotb = biped.pre_impact_state(math.radians(30.0))
     stick = di.impact(biped, qb, qdotb, stick=("P_L",))
-    # The same impact under jit + vmap (batched gathers and products), two members.
+    # The same impact under jit + vmap (batched gathers and products), two members, from the state solved in
+    # float64 and cast, as the benchmarks draw theirs (benchmarks/_common.py, seed000_states). Tracing the model
+    # with and without x64 in one process once mixed int32 and int64 in the gathers of the tree's topology
+    # indices (NumPy, cached per topology): "lax.add requires arguments to have the same dtypes"; int32 since
+    # 25132de.
+    with jax.enable_x64(True):
+        q64, qdot64 = walker.pre_impact_state(math.radians(12.0), -0.2)
+    q64, qdot64 = (jnp.asarray(np.asarray(x), q.dtype) for x in (q64, qdot64))
     batched = jax.jit(jax.vmap(lambda a, b, mu: di.frictional_impact(walker, a, b, di.Contact(
-        "Q", friction_law=di.Coulomb(mu)))))(jnp.stack([q, q]), jnp.stack([qdot, qdot]), jnp.array([0.5, 0.75]))
+        "Q", friction_law=di.Coulomb(mu)))))(jnp.stack([q64, q]), jnp.stack([qdot64, qdot]),
+                                             jnp.array([0.5, 0.75]))
     out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
            "mu_c": fric.mu_c, "xi_I": stick.xi_I, "batched_P_n": batched.normal_impulse[1]}
     if compliant:

@@ -146,6 +146,10 @@ CASES = [
     ("BipedWithTorso.pre_impact_state-q4-nan", lambda: BT.pre_impact_state(NAN), EAGER, "`q4` contains NaN"),
     ("SevenLinkHuman.heel_strike_state-omega0-nan", lambda: di.SevenLinkHuman().heel_strike_state(NAN),
      EAGER, "`omega0` contains NaN"),
+    ("SevenLinkHuman.heel_strike_state-posture-unreachable", lambda: di.SevenLinkHuman().heel_strike_state(
+        posture=di.HeelStrikePosture(thigh_L=-0.8)), ValueError, "trailing foot cannot reach the ground"),
+    ("SevenLinkHuman.heel_strike_posture-posture-unreachable", lambda: di.SevenLinkHuman().heel_strike_posture(
+        posture=di.HeelStrikePosture(knee_L=1.5)), ValueError, "trailing foot cannot reach the ground"),
     # -- impact (filter_jit: value checks are traced)
     ("impact-q-nan", lambda: di.impact(CW, _nan_at(Q), QDOT, stick=("Q",)), TRACED, "`q` contains NaN"),
     ("impact-qdot-shape", lambda: di.impact(CW, Q, QDOT[:5], stick=("Q",)), EAGER,

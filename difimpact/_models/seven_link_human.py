@@ -1,11 +1,12 @@
 import math
 from typing import NamedTuple
 
+import equinox as eqx
 import jax.numpy as jnp
 
 from .._anthropometry import DUMAS_2007_MALE, AnthropometricTable, scale_segments
 from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
-from .._linalg import solve
+from .._linalg import full_precision, solve_lu
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
 from .base import AbstractPlanarModel
@@ -169,19 +170,8 @@ class SevenLinkHuman(AbstractPlanarModel):
         ``(ρ, γ)`` the polar form of ``mh``, so ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
         """
         theta = as_float("torso", posture.torso if torso is None else torso, shape=())
-        zero = jnp.zeros_like(theta)
-        p = posture
-        paper = jnp.stack([theta, p.thigh_R - theta, zero + p.knee_R, zero + p.ankle_R, p.thigh_L - theta,
-                           zero + p.knee_L, zero])
-        q = jnp.concatenate([jnp.stack([zero, zero]), -paper])  # clockwise coordinates
-        tree = self.tree()
-        q = q.at[1].set(-tree.point_position(q, "CAL_R")[1])
-        ankle = tree.point_position(q, "A_L")
-        rho = jnp.linalg.norm(self.mh)
-        ratio = check(-ankle[1] / rho, jnp.abs(ankle[1]) > rho,
-                      "the trailing foot cannot reach the ground in this posture (ankle higher than |mh|).")
-        beta = jnp.arcsin(ratio) - jnp.arctan2(self.mh[1], self.mh[0])
-        return q.at[8].set(-beta - (q[2] + q[6] + q[7]))  # clockwise foot angle −β
+        q, reachable = _posture(self, theta, posture)
+        return _reachable(q, reachable)
 
     def step_length(self, q: Config) -> Scalar:
         """Step length as gait laboratories measure it (Murray et al. 1964): the distance from the trailing
@@ -207,14 +197,52 @@ class SevenLinkHuman(AbstractPlanarModel):
         coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the
         model parameters.
         """
-        q = self.heel_strike_posture(torso, posture)
+        theta = as_float("torso", posture.torso if torso is None else torso, shape=())
         omega0 = as_float("omega0", omega0, shape=())
         v0 = as_float("v0", v0, shape=())
-        tree = self.tree()
-        unit = jnp.eye(9, dtype=q.dtype)
-        cal = tree.point_jacobian(q, "CAL_R")
-        mh = tree.point_jacobian(q, "MH_L")
-        a = jnp.stack([unit[3], unit[0], cal[0], unit[4], unit[5], mh[0], mh[1], unit[7], unit[8]])
-        zero = jnp.zeros_like(v0)
-        b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, -omega0])
-        return q, solve(a, b, "the heel-strike conditions")
+        q, qdot, reachable, pivot = _heel_strike_state(self, theta, omega0, v0, posture)
+        qdot = check(qdot, ~(pivot > 9 * jnp.finfo(pivot.dtype).eps),
+                     "the heel-strike conditions are singular to working precision (zero LU pivot).")
+        return _reachable(q, reachable), qdot
+
+
+# The two states above are compiled functions of arrays (one program per model structure, whatever the parameter
+# values): run op by op they took seconds. Their checks are applied by the callers, on the returned flags, so
+# that concrete values still raise ``ValueError``.
+@eqx.filter_jit
+@full_precision
+def _posture(model: SevenLinkHuman, theta, posture: HeelStrikePosture):
+    """:meth:`SevenLinkHuman.heel_strike_posture` and whether the trailing foot reaches the ground."""
+    zero = jnp.zeros_like(theta)
+    p = posture
+    paper = jnp.stack([theta, p.thigh_R - theta, zero + p.knee_R, zero + p.ankle_R, p.thigh_L - theta,
+                       zero + p.knee_L, zero])
+    q = jnp.concatenate([jnp.stack([zero, zero]), -paper])  # clockwise coordinates
+    tree = model.tree()
+    q = q.at[1].set(-tree.point_position(q, "CAL_R")[1])
+    ankle = tree.point_position(q, "A_L")
+    rho = jnp.linalg.norm(model.mh)
+    reachable = jnp.abs(ankle[1]) <= rho
+    beta = jnp.arcsin(jnp.where(reachable, -ankle[1] / rho, 0.0)) - jnp.arctan2(model.mh[1], model.mh[0])
+    return q.at[8].set(-beta - (q[2] + q[6] + q[7])), reachable  # clockwise foot angle −β
+
+
+def _reachable(q, reachable):
+    return check(q, ~reachable, "the trailing foot cannot reach the ground in this posture (ankle higher than "
+                 "|mh|).")
+
+
+@eqx.filter_jit
+@full_precision
+def _heel_strike_state(model: SevenLinkHuman, theta, omega0, v0, posture: HeelStrikePosture):
+    """:meth:`SevenLinkHuman.heel_strike_state`, the reachability flag and the smallest relative LU pivot."""
+    q, reachable = _posture(model, theta, posture)
+    tree = model.tree()
+    unit = jnp.eye(9, dtype=q.dtype)
+    cal = tree.point_jacobian(q, "CAL_R")
+    mh = tree.point_jacobian(q, "MH_L")
+    a = jnp.stack([unit[3], unit[0], cal[0], unit[4], unit[5], mh[0], mh[1], unit[7], unit[8]])
+    zero = jnp.zeros_like(v0)
+    b = jnp.stack([zero, v0, zero, zero, zero, zero, zero, zero, -omega0])
+    qdot, pivot = solve_lu(a, b)
+    return q, qdot, reachable, pivot
