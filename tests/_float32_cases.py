@@ -19,18 +19,19 @@ from difimpact._experiments.fixtures import seed000_tip_contact
 def cases(compliant: bool, rtol: float) -> dict:
     """seed 000 impulsive check values, seed 003 ξ_I, and (optionally) seed 000 Table 3's nominal row."""
     walker = di.CrutchWalker()
+    # The state also solved in float64 first, as the benchmarks draw theirs (benchmarks/_common.py,
+    # seed000_states). Tracing the model with and without x64 in one process once mixed int64 and int32 in the
+    # gathers of the tree's topology indices (NumPy, cached per topology): "lax.add requires arguments to have
+    # the same dtypes, got int64, int32"; they are int32 since 25132de.
+    with jax.enable_x64(True):
+        q64, qdot64 = walker.pre_impact_state(math.radians(12.0), -0.2)
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
     fric = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
     biped = di.BipedWithTorso()
     qb, qdotb = biped.pre_impact_state(math.radians(30.0))
     stick = di.impact(biped, qb, qdotb, stick=("P_L",))
-    # The same impact under jit + vmap (batched gathers and products), two members, from the state solved in
-    # float64 and cast, as the benchmarks draw theirs (benchmarks/_common.py, seed000_states). Tracing the model
-    # with and without x64 in one process once mixed int32 and int64 in the gathers of the tree's topology
-    # indices (NumPy, cached per topology): "lax.add requires arguments to have the same dtypes"; int32 since
-    # 25132de.
-    with jax.enable_x64(True):
-        q64, qdot64 = walker.pre_impact_state(math.radians(12.0), -0.2)
+    # The same impact under jit + vmap (batched gathers and products), two members, one from the state solved
+    # in float64 (above) and cast.
     q64, qdot64 = (jnp.asarray(np.asarray(x), q.dtype) for x in (q64, qdot64))
     batched = jax.jit(jax.vmap(lambda a, b, mu: di.frictional_impact(walker, a, b, di.Contact(
         "Q", friction_law=di.Coulomb(mu)))))(jnp.stack([q64, q]), jnp.stack([qdot64, qdot]),

@@ -38,7 +38,7 @@ def _float32(*args: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     done = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
                           timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]  # the float32 run's traceback, not only its exit status
+    assert done.returncode == 0, done.stderr[-4000:]  # the float32 run's traceback, not only its exit status
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
