@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._custom_types import Array, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
+from .._custom_types import Array, Bool, Config, Float, Jacobian, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, solve_spd
 from .._tree import PlanarTree
 from .._validation import as_float, check, check_finite, count, finite_result, tolerance
@@ -117,19 +117,32 @@ class AbstractPlanarModel(eqx.Module):
         if coord >= self.n:
             raise ValueError(f"`coord` must be a coordinate index in 0..{self.n - 1}, got {coord}.")
         y = as_float("height", height, shape=())
-        default = max(1e-12, 64 * float(jnp.finfo(q.dtype).eps))
+        default = root_tolerance(q.dtype)
         rtol, atol = (tolerance(name, default if tol is None else tol, below=1.0 if name == "rtol" else None)
                       for name, tol in (("rtol", rtol), ("atol", atol)))
+        q, found = _solve_coordinate(self, q, point, coord, jnp.asarray(guess, q.dtype), y, rtol, atol)
+        return check(q, ~found, self._unplaced(point, coord, height))
 
-        def residual(x, args):
-            return tree.point_position(q.at[coord].set(x), point)[1] - y
+    def _unplaced(self, point: str, coord: int, height) -> str:
+        return (f"could not place point {point!r} at height {height} by moving coordinate "
+                f"{self.coordinate_names[coord]!r} (no root).")
 
-        sol = optx.root_find(
-            residual, optx.Newton(rtol=rtol, atol=atol), jnp.asarray(guess, q.dtype), throw=False,
-            max_steps=64,
-        )
-        x = check(sol.value, sol.result != optx.RESULTS.successful,
-                  f"could not place point {point!r} at height {height} by moving coordinate "
-                  f"{self.coordinate_names[coord]!r} (no root).")
-        return q.at[coord].set(x)
+
+def root_tolerance(dtype) -> float:
+    """The default tolerance of :meth:`AbstractPlanarModel.solve_coordinate`: ``max(1e-12, 64 ε)``."""
+    return max(1e-12, 64 * float(jnp.finfo(dtype).eps))
+
+
+@eqx.filter_jit
+def _solve_coordinate(model: AbstractPlanarModel, q: Config, point: str, coord: int, guess: Scalar, y: Scalar,
+                      rtol, atol) -> tuple[Config, Bool[Array, ""]]:
+    """:meth:`AbstractPlanarModel.solve_coordinate` (a compiled function of arrays) and whether it found the
+    root; the caller checks the flag, so that concrete values raise ``ValueError``."""
+    tree = model.tree()
+
+    def residual(x, args):
+        return tree.point_position(q.at[coord].set(x), point)[1] - y
+
+    sol = optx.root_find(residual, optx.Newton(rtol=rtol, atol=atol), guess, throw=False, max_steps=64)
+    return q.at[coord].set(sol.value), sol.result == optx.RESULTS.successful
 

@@ -1,11 +1,12 @@
 import math
 
+import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
-from .base import AbstractPlanarModel
+from .base import AbstractPlanarModel, _solve_coordinate, root_tolerance
 
 
 class CrutchWalker(AbstractPlanarModel):
@@ -75,14 +76,11 @@ class CrutchWalker(AbstractPlanarModel):
         ``q3, q4, q5`` and the segment lengths follow from the implicit function theorem.
         """
         q3, q4, q5 = (as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
-        guess = math.pi / 2 - (q3 + q4 + q5)
-        q = jnp.stack([jnp.zeros_like(q3), jnp.zeros_like(q3), q3, q4, q5, guess])
-        elbow = self.tree().point_position(q, "E")
-        q = check(q, elbow[1] >= self.lengths[3],
+        q, reaches, found, ahead = _place_crutch(self, q3, q4, q5)
+        q = check(q, ~reaches,
                   "the crutch cannot reach the ground: elbow height exceeds the forearm+crutch length.")
-        q = self.solve_coordinate(q, "Q", 5, guess)
-        return check(q, self.tree().point_position(q, "Q")[0] <= 0.0,
-                     "the crutch tip lands behind the feet for this posture.")
+        q = check(q, ~found, self._unplaced("Q", 5, 0.0))
+        return check(q, ~ahead, "the crutch tip lands behind the feet for this posture.")
 
     def pre_impact_state(self, q3: ScalarLike, q5dot: ScalarLike = -0.2, *, q3dot: ScalarLike = 1.0,
                          q4: ScalarLike = math.radians(10.0),
@@ -94,3 +92,16 @@ class CrutchWalker(AbstractPlanarModel):
         zero = jnp.zeros_like(q[0])
         qdot = jnp.stack([zero, zero, zero + q3dot, zero, zero + q5dot, zero])
         return q, qdot
+
+
+@eqx.filter_jit
+def _place_crutch(model: CrutchWalker, q3, q4, q5):
+    """:meth:`CrutchWalker.place_crutch` as a compiled function of arrays (op by op it took seconds), with the
+    flags its caller checks: the crutch reaches the ground, the root was found, the tip lands ahead of the feet."""
+    guess = math.pi / 2 - (q3 + q4 + q5)
+    q = jnp.stack([jnp.zeros_like(q3), jnp.zeros_like(q3), q3, q4, q5, guess])
+    tree = model.tree()
+    reaches = tree.point_position(q, "E")[1] < model.lengths[3]
+    tol = root_tolerance(q.dtype)
+    q, found = _solve_coordinate(model, q, "Q", 5, guess, jnp.zeros_like(q3), tol, tol)
+    return q, reaches, found, tree.point_position(q, "Q")[0] > 0.0
