@@ -2,19 +2,11 @@ import os
 import shutil
 import tempfile
 
-# Compile time is the cost of this suite: XLA's CPU backend runs LLVM at optimisation level 0 here (set before
-# JAX makes its backend; the xdist workers and notebook kernels inherit it). Measured on test_compliant.py and
-# test_optimise.py (2 cores): 288 s → 235 s, CPU 20 % less; the compiled programs run about 25 % slower, and
-# their results agree with level 2's to rounding (no fast-math at either level; level 2 may contract a·b + c
-# into one FMA): the Table-3 P_n differs by 3e-13 relative. Benchmarks and the CLI keep XLA's default.
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+import jax
+import pytest
+from hypothesis import settings
 
-import jax  # noqa: E402
-import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
-
-from difimpact._compile_cache import store_programs_with_callbacks  # noqa: E402
+from difimpact._compile_cache import store_programs_with_callbacks
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
