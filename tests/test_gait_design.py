@@ -4,6 +4,11 @@ mass ratio and slope — against central differences of fixed points re-solved a
 loss per distance against its closed form ``M g sin γ``, and the closed-form eigenvalues' derivatives against
 first-order perturbation theory."""
 
+import json
+import os
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -110,3 +115,28 @@ def test_eigenvalue_and_spectral_radius_derivatives(seed, k):
     expected = (lam[top].conj() * dlam[top]).real / np.abs(lam[top])
     np.testing.assert_allclose(grad_rev, expected, atol=1e-9)
     np.testing.assert_allclose(grad_fwd, expected, atol=1e-9)
+
+
+_ROUNDING = """
+import json
+import jax, numpy as np
+jax.config.update("jax_enable_x64", True)
+import difimpact as di
+a = jax.numpy.asarray(np.random.default_rng(1).normal(size=(3, 3)))
+print(json.dumps(np.asarray(jax.jit(jax.grad(di.spectral_radius))(a)).tolist()))
+"""
+
+
+def test_spectral_radius_derivative_does_not_rely_on_equal_rounding():
+    """Compiled at LLVM optimisation level 0, XLA computes the moduli of a complex pair twice with different
+    rounding; a maximum whose derivative matches by equality (``jnp.max``) then had none and gave NaN. The
+    gradient must equal perturbation theory's there too (a fresh process: XLA flags are read once)."""
+    a = np.random.default_rng(1).normal(size=(3, 3))
+    lam, dlam = _perturbation(a)
+    top = np.argmax(np.abs(lam))
+    expected = (lam[top].conj() * dlam[top]).real / np.abs(lam[top])
+    env = dict(os.environ, XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"),
+               JAX_PLATFORMS="cpu")
+    run = subprocess.run([sys.executable, "-c", _ROUNDING], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-4000:]
+    np.testing.assert_allclose(np.asarray(json.loads(run.stdout.strip().splitlines()[-1])), expected, atol=1e-9)

@@ -64,7 +64,11 @@ def eigenvalues(a: Float[Array, "k k"]) -> Complex[Array, " k"]:
 def spectral_radius(a: Float[Array, "k k"]) -> Scalar:
     """Largest eigenvalue modulus of a ``k ≤ 3`` square matrix (:func:`eigenvalues`): the gait is locally
     stable when it is below 1."""
-    return jnp.max(jnp.abs(eigenvalues(a)))
+    moduli = jnp.abs(eigenvalues(a))
+    # The largest modulus as the entry it selects (a conjugate pair's moduli are equal, and so are their
+    # derivatives): the derivative rule of `jnp.max` matches by equality, which fails where XLA computes the
+    # moduli twice with different rounding.
+    return moduli[jnp.argmax(moduli)]
 
 
 def floquet_multipliers(walker: AbstractWalker, gait: PeriodicGait, *,
