@@ -12,6 +12,7 @@ from typing import Literal
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._models.base import AbstractPlanarModel
@@ -131,40 +132,33 @@ def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, re
 
 @full_precision
 def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
-                 fixed_active) -> list[ImpactSolution]:
-    """The solution of every active set of the unilateral contacts (each stays or lifts off), with the
-    impulses laid out two slots per unilateral contact; `fixed_active` (or ``None``: all) the rows of
-    ``A_fixed`` enforced."""
-    m_fixed = A_fixed.shape[0]
-    candidates = []
-    for stays in itertools.product((True, False), repeat=len(unilateral)):
-        # rows of each unilateral contact in this active set: (normal, tangential)
-        has = [(s, (s and unilateral_tangent == "stick") or unilateral_tangent == "always") for s in stays]
-        rows = [J[p][i:i + 1] for p, hp in zip(unilateral, has) for i, h in enumerate(hp) if h]
-        A = jnp.concatenate([A_fixed] + rows, axis=0)
-        b = jnp.concatenate([b_fixed, jnp.zeros(A.shape[0] - m_fixed, M.dtype)])
-        active = None if fixed_active is None else jnp.concatenate(
-            [fixed_active, jnp.ones(A.shape[0] - m_fixed, bool)])
-        sol = solve_kkt(M, A, qdot_minus, b, keep, D, active)
-        lam, i = [sol.impulses[:m_fixed]], m_fixed
-        for hp in has:
-            for h in hp:
-                lam.append(sol.impulses[i:i + 1] if h else jnp.zeros(1, M.dtype))
-                i += h
-        vn_u = jnp.stack([J[p][0] @ sol.qdot_plus for p in unilateral]) if unilateral else jnp.zeros(0, M.dtype)
-        candidates.append(eqx.tree_at(
-            lambda s: (s.impulses, s.lifted_off, s.unilateral_velocity), sol,
-            (jnp.concatenate(lam), ~jnp.asarray(stays, bool).reshape(-1), vn_u),
-        ))
-    return candidates
+                 fixed_active) -> ImpactSolution:
+    """The solutions of every active set of the unilateral contacts (each stays or lifts off), stacked, with the
+    impulses laid out two slots per unilateral contact, ``[normal, tangential]``; `fixed_active` (or ``None``:
+    all) the rows of ``A_fixed`` enforced. The sets share one KKT system with every contact row, each set
+    dropping the rows it does not enforce (:func:`~difimpact._impact.kkt.solve_kkt`'s `active`), solved under
+    ``vmap``: one traced and compiled solve for all ``2^k`` sets, and a dropped row's impulse is zero."""
+    if not unilateral:
+        return jax.tree.map(lambda x: x[None], solve_kkt(M, A_fixed, qdot_minus, b_fixed, keep, D, fixed_active))
+    m_fixed, k = A_fixed.shape[0], len(unilateral)
+    stays = np.array(list(itertools.product((True, False), repeat=k)))  # (2^k, k), the first set: all stay
+    tangential = {"free": np.zeros_like(stays), "stick": stays, "always": np.ones_like(stays)}[unilateral_tangent]
+    enforced = np.stack([stays, tangential], axis=2).reshape(len(stays), 2 * k)  # [normal, tangential] per contact
+    fixed = jnp.ones(m_fixed, bool) if fixed_active is None else fixed_active
+    active = jnp.concatenate([jnp.broadcast_to(fixed, (len(stays), m_fixed)), jnp.asarray(enforced)], axis=1)
+    A = jnp.concatenate([A_fixed] + [J[p] for p in unilateral], axis=0)
+    b = jnp.concatenate([b_fixed, jnp.zeros(2 * k, M.dtype)])
+    sets = jax.vmap(lambda rows: solve_kkt(M, A, qdot_minus, b, keep, D, rows))(active)
+    normals = jnp.stack([J[p][0] for p in unilateral])
+    return eqx.tree_at(lambda s: (s.lifted_off, s.unilateral_velocity), sets,
+                       (jnp.asarray(~stays), sets.qdot_plus @ normals.T))
 
 
-def _consistent(candidates: list[ImpactSolution], v: Float[Array, " r"], m_fixed: int) -> ImpactSolution:
+def _consistent(stacked: ImpactSolution, v: Float[Array, " r"], m_fixed: int) -> ImpactSolution:
     """The first consistent active set (non-negative normal impulses on staying contacts, non-penetrating
     velocities on released ones, to ``_SIGN_RTOL`` of the scales; ``v`` the pre-impact contact velocities), with
     its result: several consistent sets with different velocities, none, or an irregular one are reported."""
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *candidates)
-    regular = jnp.stack([c.result == ImpactResults.successful for c in candidates])
+    regular = stacked.result == ImpactResults.successful
     v_scale = jnp.max(jnp.abs(jnp.concatenate([v, stacked.unilateral_velocity.reshape(-1), jnp.ones(1)])))
     lam_scale = jnp.max(jnp.abs(jnp.where(regular[:, None], stacked.impulses, 0.0)), initial=0.0)
     lam_n = stacked.impulses[:, m_fixed::2]
@@ -266,10 +260,9 @@ def impact(
         fixed_active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
         A_fixed = jnp.where(fixed_active[:, None], A_fixed, 0.0)
     D = _unit_masses(model.tree(), q) if keep else None
-    candidates = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
-                              fixed_active)
+    sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D, fixed_active)
     v = jnp.concatenate([A_fixed @ qdot_minus] + [J[p] @ qdot_minus for p in points])
-    return _raise(_consistent(candidates, v, A_fixed.shape[0]), throw)
+    return _raise(_consistent(sets, v, A_fixed.shape[0]), throw)
 
 
 def loss_per_distance(model: AbstractPlanarModel, q: Config, solution: ImpactSolution) -> Scalar:
