@@ -202,7 +202,7 @@ def _topology(n: int, parent: tuple[int, ...], coord: tuple[int, ...], sign: tup
             place[tri(0, coord[j]), len(pairs) + j] += sign[j]
             place[tri(1, coord[j]), len(pairs) + nb + j] += sign[j]
     place[tri(0, 0), -1] = place[tri(1, 1), -1] = 1.0
-    # Indices as int32, JAX's default integer type without x64 (a batched gather adds them to its own indices).
+    # Indices as int32, JAX's integer type with and without x64: the cached arrays serve traces in both modes.
     index = lambda values: np.array(values, np.int32)  # noqa: E731
     return _Topology(chain, joint, chain @ joint, index([max(p, 0) for p in parent]),
                      np.array([float(p >= 0) for p in parent]), index([j for j, _ in pairs]),
@@ -312,11 +312,18 @@ class PlanarTree(eqx.Module):
     def body_point(self, q: Config, body: int, local: Float[Array, " 2"]) -> Float[Array, " 2"]:
         """World position of the point at body coordinates ``local`` of body ``body``."""
         f = self._frames(q)
-        return q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + jnp.stack(_rotate(f.sin[body], f.cos[body], *local))
+        return self._joint(q, f, body) + jnp.stack(_rotate(f.sin[body], f.cos[body], *local))
+
+    def _joint(self, q: Config, f: _Frames, body: int) -> Float[Array, " 2"]:
+        """World position of the joint (origin) of ``body``."""
+        return q[:2] + jnp.stack([f.rx[body], f.ry[body]])
 
     def com_positions(self, q: Config) -> Float[Array, "nb 2"]:
         f = self._frames(q)
-        wx, wy = self._com_arms(f)
+        return self._coms(q, f, *self._com_arms(f))
+
+    def _coms(self, q: Config, f: _Frames, wx, wy) -> Float[Array, "nb 2"]:
+        """World positions of the centres of mass, from their arms ``(wx, wy)`` (:meth:`_com_arms`)."""
         return jnp.stack([q[0] + f.rx + wx, q[1] + f.ry + wy], axis=1)
 
     def _com_arms(self, f: _Frames):
@@ -335,7 +342,7 @@ class PlanarTree(eqx.Module):
         k = self.point_index(name)
         body, radius = self.point_body[k], self.point_radius[k]
         arm = jnp.stack(_rotate(f.sin[body], f.cos[body], *self.point_local[k]))
-        centre = q[:2] + jnp.stack([f.rx[body], f.ry[body]]) + arm
+        centre = self._joint(q, f, body) + arm
         return body, arm, centre - jnp.stack([jnp.zeros_like(radius), radius])
 
     def point_position(self, q: Config, name: str) -> Float[Array, " 2"]:
@@ -398,8 +405,7 @@ class PlanarTree(eqx.Module):
     def com_jacobians(self, q: Config) -> tuple[Float[Array, "nb 2 n"], Float[Array, "nb n"]]:
         """Jacobians of every centre of mass ``(nb, 2, n)`` and of every body angle ``(nb, n)``."""
         f = self._frames(q)
-        wx, wy = self._com_arms(f)
-        coms = jnp.stack([q[0] + f.rx + wx, q[1] + f.ry + wy], axis=1)
+        coms = self._coms(q, f, *self._com_arms(f))
         return (jnp.stack([self._jacobian(q, f, i, coms[i]) for i in range(len(self.parent))]),
                 self.angle_jacobian())
 

@@ -96,8 +96,8 @@ class CrutchWalker(AbstractPlanarModel):
 
 @eqx.filter_jit
 def _place_crutch(model: CrutchWalker, q3, q4, q5):
-    """:meth:`CrutchWalker.place_crutch` as a compiled function of arrays (op by op it took seconds), with the
-    flags its caller checks: the crutch reaches the ground, the root was found, the tip lands ahead of the feet."""
+    """:meth:`CrutchWalker.place_crutch` as a compiled function of arrays (eager calls reuse its program), with
+    the flags its caller checks: the crutch reaches the ground, the root was found, the tip lands ahead of the feet."""
     guess = math.pi / 2 - (q3 + q4 + q5)
     q = jnp.stack([jnp.zeros_like(q3), jnp.zeros_like(q3), q3, q4, q5, guess])
     tree = model.tree()

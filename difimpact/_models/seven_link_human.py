@@ -169,7 +169,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         form: with the foot rotated by β (counter-clockwise) from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with
         ``(ρ, γ)`` the polar form of ``mh``, so ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
         """
-        theta = as_float("torso", posture.torso if torso is None else torso, shape=())
+        theta = _torso(torso, posture)
         q, reachable = _posture(self, theta, posture)
         return _reachable(q, reachable)
 
@@ -197,7 +197,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the
         model parameters.
         """
-        theta = as_float("torso", posture.torso if torso is None else torso, shape=())
+        theta = _torso(torso, posture)
         omega0 = as_float("omega0", omega0, shape=())
         v0 = as_float("v0", v0, shape=())
         q, qdot, reachable, pivot = _heel_strike_state(self, theta, omega0, v0, posture)
@@ -206,9 +206,9 @@ class SevenLinkHuman(AbstractPlanarModel):
         return _reachable(q, reachable), qdot
 
 
-# The two states above are compiled functions of arrays (one program per model structure, whatever the parameter
-# values): run op by op they took seconds. Their checks are applied by the callers, on the returned flags, so
-# that concrete values still raise ``ValueError``.
+# The two states above are compiled functions of arrays, one program per model structure whatever the values, so
+# that eager calls reuse it. Their checks are applied by the callers, on the returned flags, so that concrete
+# values still raise ``ValueError``.
 @eqx.filter_jit
 @full_precision
 def _posture(model: SevenLinkHuman, theta, posture: HeelStrikePosture):
@@ -225,6 +225,10 @@ def _posture(model: SevenLinkHuman, theta, posture: HeelStrikePosture):
     reachable = jnp.abs(ankle[1]) <= rho
     beta = jnp.arcsin(jnp.where(reachable, -ankle[1] / rho, 0.0)) - jnp.arctan2(model.mh[1], model.mh[0])
     return q.at[8].set(-beta - (q[2] + q[6] + q[7])), reachable  # clockwise foot angle −β
+
+
+def _torso(torso, posture: HeelStrikePosture):
+    return as_float("torso", posture.torso if torso is None else torso, shape=())
 
 
 def _reachable(q, reachable):
