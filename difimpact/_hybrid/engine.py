@@ -124,7 +124,11 @@ def _vector_field(t, y, args):
 
 def _event_function(t, y, args, **kwargs):
     system, mode, shift = args
-    return jnp.min(system.event_components(t, y, mode) + shift)
+    g = jnp.ravel(system.event_components(t, y, mode) + shift)
+    # The minimum as the component argmin selects, whose derivative is that component's: `jnp.min`'s derivative
+    # rule finds the minimum by equality with the operands, which XLA may round differently where it computes
+    # them twice, leaving no match (an infinite derivative of the event time).
+    return g[jnp.argmin(g)]
 
 
 def _record(t, y, args):
