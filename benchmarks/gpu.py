@@ -1,5 +1,5 @@
 """Benchmark 7 — one GPU: the crutch walker's frictional impact map (seed 000, §3) at batches up to 1e7 and the
-compliant contact phase (seed 000, §4–5, Table-3 nominal and sliding cases) at batches up to 131072, jit + vmap
+compliant contact phase (seed 000, §4–5, Table-3 nominal and sliding cases) at batches up to 1048576, jit + vmap
 on the GPU, each against baselines run in the same process on the same machine: the same map compiled for the
 machine's CPU cores, the NumPy closed form vectorised over the batch (impulsive), and ``scipy.integrate.solve_ivp``
 (LSODA) with a NumPy right-hand side (compliant; ``compliant.ScipyCompliant``).
@@ -116,7 +116,7 @@ def main():
         return
 
     # -- compliant: scipy reference on the first members, then throughput by batch ----------------------
-    batches = [16, 128] if args.quick else [1024, 16384, 131072]
+    batches = [16, 128] if args.quick else [1024, 16384, 131072, 1048576]
     n_scipy = 2 if args.quick else 8
     q, qdot = jittered_states(walker, batches[-1])
     baseline = ScipyCompliant(walker)

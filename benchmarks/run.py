@@ -146,14 +146,23 @@ def main():
     parser.add_argument("--render", metavar="JSON", help="only rewrite RESULTS.md from a results.json of a run")
     parser.add_argument("--add", nargs="+", default=[], metavar="JSON",
                         help="with --render: rows of a script's own --out file replace the stored rows of the same "
-                             "items (for a script or part rerun alone); results.json is updated and RESULTS.md says so")
+                             "items (for a script or part rerun alone), and the GPU files added together replace "
+                             "the whole GPU table; results.json is updated and RESULTS.md says so")
     args = parser.parse_args()
     if args.render:
         with open(args.render) as f:
             run = json.load(f)
+        added_files = []
         for path in args.add:
             with open(path) as f:
-                host, *rows = json.load(f)
+                added_files.append((path, json.load(f)))
+        # A table run apart (the GPU) is replaced whole by the files added together: its item names carry the
+        # device, so a run on another GPU would otherwise leave the old device's rows beside the new ones.
+        apart = {r["table"] for _, (_, *rows) in added_files for r in rows} & set(APART)
+        dropped = [r for r in run["rows"] if r["table"] in apart]
+        run["rows"] = [r for r in run["rows"] if r["table"] not in apart]
+        run["notes"] = [n for n in run.get("notes", []) if not any(r["item"] in n for r in dropped)]
+        for path, (host, *rows) in added_files:
             added = {r["item"]: r for r in rows}  # rows of the same item are replaced in place, new ones appended
             run["rows"] = [added.pop(r["item"], r) for r in run["rows"]] + list(added.values())
             items = [r["item"] for r in rows]
