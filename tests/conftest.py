@@ -21,15 +21,16 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # earlier run's programs). It serves a program compiled again under another `jit` wrapper of the same function,
 # the processes the tests start (notebook kernels, which inherit the variables; the kernels also store programs
 # with run-time checks, as the test process does) and, under pytest-xdist, every worker: the controller makes
-# the folder before it starts them, they inherit its name, and only the controller removes it. Programs
-# compiled in under 0.3 s are not stored.
+# the folder before it starts them, they inherit its name, and only the controller removes it. Every program
+# is stored, the small ones too (as the CLI does): the other worker and each kernel would otherwise compile
+# again the ~2700 programs of eager operations and small jitted functions, ~40 ms each.
 _SHARED = "DIFIMPACT_TESTS_COMPILATION_CACHE"
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_SHARED):
     _CACHE_DIR, _OWNER = os.environ[_SHARED], False
 else:
     _CACHE_DIR, _OWNER = tempfile.mkdtemp(prefix="difimpact-tests-jax-cache-"), True
     os.environ[_SHARED] = _CACHE_DIR
-CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.3"}
+CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
 KERNEL_CACHE_ARGS = ["--IPKernelApp.exec_lines=import difimpact._compile_cache as c; c.store_programs_with_callbacks()"]
 
 
