@@ -11,6 +11,7 @@ import functools
 import re
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
@@ -47,11 +48,24 @@ def _impacts(joints: tuple[str, ...], heel: str, trailing: str):
     return eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0, None)))
 
 
-def _run(model, states, joints, blocked, heel, trailing):
+@eqx.filter_jit
+def _velocities(model, q, qdot, points: tuple[str, ...]):
+    """Velocities [m/s] of the named `points` of `model` in a batch of states ``q, q̇``: ``(states, points, 2)``,
+    one compiled program per model and set of points."""
+    return jax.vmap(lambda a, b: jnp.stack([model.point_velocity(a, b, p) for p in points]))(q, qdot)
+
+
+def _kinematics(model, states, heel, trailing) -> np.ndarray:
+    """The `heel` and `trailing` point velocities in each state, ``(states, 2, 2)`` (NumPy)."""
+    q, qdot = (jnp.stack([s[k] for s in states]) for k in (0, 1))
+    return np.asarray(_velocities(model, q, qdot, (heel, trailing)))
+
+
+def _run(model, states, velocities, joints, blocked, heel, trailing):
     """ξ, T⁻ and the outcome index of each state with the joints `blocked` (of `joints`, the joints any case
-    blocks); a state whose heel is not approaching the ground (no impact there) gets NaN and outcome
-    ``len(OUTCOMES)`` (:data:`NO_IMPACT`)."""
-    colliding = [i for i, (q, qdot) in enumerate(states) if float(model.point_velocity(q, qdot, heel)[1]) < 0]
+    blocks); a state whose heel is not approaching the ground (no impact there: ``velocities[i, 0, 1] ≥ 0``, the
+    heel's of :func:`_kinematics`) gets NaN and outcome ``len(OUTCOMES)`` (:data:`NO_IMPACT`)."""
+    colliding = [i for i in range(len(states)) if velocities[i, 0, 1] < 0]
     out = [np.full(len(states), np.nan), np.full(len(states), np.nan), np.full(len(states), len(OUTCOMES))]
     if not colliding:
         return out
@@ -82,22 +96,23 @@ def _seven_link(trials, cases, progress):
         frames = [fr for fr in gait_data.frames(trial) if fr.rel_frame in PRE_IMPACT]
         groups.append((trial, frames, human, [gait_data.seven_link_state(human, fr, subject) for fr in frames]))
     for trial, frames, human, states in progress(groups, desc="seven-link states"):
+        velocities = _kinematics(human, states, "CAL_R", "MH_L")
         for name in cases:
-            xi, t_minus, outcome = _run(human, states, _JOINTS, CASES[name], "CAL_R", "MH_L")
+            xi, t_minus, outcome = _run(human, states, velocities, _JOINTS, CASES[name], "CAL_R", "MH_L")
             for i, (q, qdot) in enumerate(states):
                 fr = None if frames is None else frames[i]
                 rows.append(_row(trial, fr, "seven-link", name, xi[i], t_minus[i], outcome[i]) | _model_kinematics(
-                    human, q, qdot, fr, "CAL_R", "MH_L", lambda q: -np.degrees(float(q[8]))))
+                    velocities[i], q, fr, lambda q: -np.degrees(float(q[8]))))
     return rows
 
 
-def _model_kinematics(model, q, qdot, fr, heel, trailing, dorsiflexion) -> dict:
-    """The model's heel velocity and trailing-MH speed in the state, and how far the trailing ankle solved to
-    put the MH on the ground is from the measured one (``dorsiflexion(q)`` in degrees)."""
-    cal = model.point_velocity(q, qdot, heel)
-    mh = model.point_velocity(q, qdot, trailing)
+def _model_kinematics(velocity, q, fr, dorsiflexion) -> dict:
+    """The model's heel velocity and trailing-MH speed in the state (`velocity`: the rows of
+    :func:`_kinematics`), and how far the trailing ankle solved to put the MH on the ground is from the measured
+    one (``dorsiflexion(q)`` in degrees)."""
+    cal, mh = velocity
     gap = np.nan if fr is None else float(dorsiflexion(q) - fr.values["ankle_dorsi_trail"])
-    return {"cal_vx_model": float(cal[0]), "mh_speed_model": float(jnp.linalg.norm(mh)), "trail_ankle_gap": gap}
+    return {"cal_vx_model": float(cal[0]), "mh_speed_model": float(np.linalg.norm(mh)), "trail_ankle_gap": gap}
 
 
 def _osim(cases, progress):
@@ -115,13 +130,15 @@ def _osim(cases, progress):
         states = [gait_data.osim_state(model, fr) for fr in subset]
         osim = {"theta_A_R": f"ankle_angle_{s}", "theta_K_R": f"knee_angle_{s}", "theta_H_R": f"hip_flexion_{s}"}
         joints = tuple(osim[c] for c in _JOINTS) + (LUMBAR,)
+        heel, trailing = f"CAL_{lead}", f"MH_{t.upper()}"
+        velocities = _kinematics(model, states, heel, trailing)
+        ankle = model.coordinate_names.index(f"ankle_angle_{t}")
         for name in cases:
             blocked = tuple(osim[c] for c in CASES[name]) + (LUMBAR,)
-            xi, t_minus, outcome = _run(model, states, joints, blocked, f"CAL_{lead}", f"MH_{t.upper()}")
-            ankle = model.coordinate_names.index(f"ankle_angle_{t}")
+            xi, t_minus, outcome = _run(model, states, velocities, joints, blocked, heel, trailing)
             rows += [_row("treadmill", fr, "OpenSim gait10dof18musc", name, xi[i], t_minus[i], outcome[i])
-                     | _model_kinematics(model, *states[i], fr, f"CAL_{lead}", f"MH_{t.upper()}",
-                                         lambda q: np.degrees(float(q[ankle]))) for i, fr in enumerate(subset)]
+                     | _model_kinematics(velocities[i], states[i][0], fr, lambda q: np.degrees(float(q[ankle])))
+                     for i, fr in enumerate(subset)]
     return rows, knee
 
 
