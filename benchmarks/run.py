@@ -121,6 +121,9 @@ def analysis(by_table):
             f"check (throw=False) changes the cost by "
             f"{(throw['cpu_value'] / full['cpu_value'] - 1 if throw else float('nan')):+.0%}. The pieces are timed "
             "separately, so they overlap and need not add up; XLA fuses them differently inside the full map.")
+    for name in ("latency", "suite"):  # where the waiting goes: JAX's compile pipeline, per process
+        out += [f"- Profile, {r['item'].removeprefix('profile: ')}: {r['note']}." for r in by_table.get(name, [])
+                if r["item"].startswith("profile: ")]
     comp = by_table.get("compliant", [])
     rhs = find(comp, "profile: one right-hand side")
     runs = [r for r in comp if "batch" in r]

@@ -6,7 +6,9 @@ goal of 7 minutes on an idle 2-core machine, and its slowest tests.
 The command is read from the README (the line that installs ``.[test]`` and runs pytest; the part after ``&&``)
 and run in the repository root in a fresh process, timed in wall seconds and in the CPU seconds of all its
 processes (``RUSAGE_CHILDREN``: pytest-xdist's workers and the notebook kernels included), with
-``--durations=25`` added. ``--quick`` runs only ``tests/test_linalg.py`` (a smoke run of this script).
+``--durations=25`` added. ``--quick`` runs only ``tests/test_linalg.py`` (a smoke run of this script). The test
+processes also record how long they spent tracing, lowering and compiling (:mod:`_compile_profile`, loaded with
+``-p``; the notebook kernels and other processes the tests start are not recorded): a profile row.
 """
 
 import os
@@ -15,8 +17,10 @@ import resource
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
+import _compile_profile
 from _common import README, machine, parse_args, write
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,14 +42,19 @@ def main():
     cmd = shlex.split(text)
     if cmd[:3] != ["python", "-m", "pytest"]:
         raise RuntimeError(f"the README's test command is not `python -m pytest ...`: {cmd}")
-    run = [sys.executable, *cmd[1:], "--durations=25", "-p", "no:cacheprovider"]
+    run = [sys.executable, *cmd[1:], "--durations=25", "-p", "no:cacheprovider", "-p", "_compile_profile"]
     if args.quick:
         run.append("tests/test_linalg.py")
+    here = os.path.dirname(os.path.abspath(__file__))
+    profile = tempfile.mkdtemp(prefix="difimpact-suite-profile-")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+               **{_compile_profile.ENV: profile})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stages, processes = _compile_profile.collect(profile)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0:
@@ -59,6 +68,12 @@ def main():
     rows = [dict(table="suite", item=f"the README's test command `{text}`", value=wall, cpu_value=cpu, unit="s",
                  **goal, note=("judged on wall time (its ratio column is wall / goal); " if goal else "") +
                  f"{summary.strip('= ')}; {os.cpu_count()} cores; slowest: {top}")]
+    spent = sum(stages.values())
+    rows.append(dict(table="suite", item="profile: the test processes' tracing, lowering and XLA compile",
+                     value=spent, unit="s",
+                     note=f"{_compile_profile.summary(stages)}, summed over {processes} pytest processes (wall seconds in each): "
+                          f"{spent / cpu:.0%} of the run's {cpu:.0f} CPU seconds (the notebook kernels and the "
+                          "other processes the tests start are not recorded)"))
     write(args, [dict(table="machine", **machine())] + rows)
 
 
