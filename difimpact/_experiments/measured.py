@@ -57,6 +57,8 @@ def _velocities(model, q, qdot, points: tuple[str, ...]):
 
 def _kinematics(model, states, heel, trailing) -> np.ndarray:
     """The `heel` and `trailing` point velocities in each state, ``(states, 2, 2)`` (NumPy)."""
+    if not states:
+        return np.zeros((0, 2, 2))
     q, qdot = (jnp.stack([s[k] for s in states]) for k in (0, 1))
     return np.asarray(_velocities(model, q, qdot, (heel, trailing)))
 
