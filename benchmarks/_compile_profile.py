@@ -41,15 +41,13 @@ def _union(spans):
     return merged
 
 
+def _length(spans) -> float:
+    return sum(end - start for start, end in _union(spans))
+
+
 def _outside(spans, covered) -> float:
-    """Length of the union of `spans` outside the union of `covered`."""
-    total = 0.0
-    covered = _union(covered)
-    for start, end in _union(spans):
-        total += end - start
-        for c0, c1 in covered:
-            total -= max(0.0, min(end, c1) - max(start, c0))
-    return total
+    """Length of the union of `spans` outside the union of `covered`: ``|S ∪ C| − |C|``."""
+    return _length(list(spans) + list(covered)) - _length(covered)
 
 
 def totals() -> dict[str, float]:
@@ -83,7 +81,7 @@ def summary(stages: dict[str, float]) -> str:
     return ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in stages.items())
 
 
-def pytest_unconfigure(config):  # pytest-xdist workers end without running atexit handlers
+def pytest_unconfigure(config):  # a pytest process writes when it ends its session, not only at exit
     _write()
 
 

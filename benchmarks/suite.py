@@ -46,15 +46,15 @@ def main():
     if args.quick:
         run.append("tests/test_linalg.py")
     here = os.path.dirname(os.path.abspath(__file__))
-    profile = tempfile.mkdtemp(prefix="difimpact-suite-profile-")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
-               **{_compile_profile.ENV: profile})
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    stages, processes = _compile_profile.collect(profile)
+    with tempfile.TemporaryDirectory(prefix="difimpact-suite-profile-") as profile:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+                   **{_compile_profile.ENV: profile})
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        stages, processes = _compile_profile.collect(profile)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0:
@@ -71,8 +71,8 @@ def main():
     spent = sum(stages.values())
     rows.append(dict(table="suite", item="profile: the test processes' tracing, lowering and XLA compile",
                      value=spent, unit="s",
-                     note=f"{_compile_profile.summary(stages)}, summed over {processes} pytest processes (wall seconds in each): "
-                          f"{spent / cpu:.0%} of the run's {cpu:.0f} CPU seconds (the notebook kernels and the "
+                     note=f"{_compile_profile.summary(stages)}, summed over {processes} pytest processes (wall "
+                          f"seconds in each): {spent / cpu:.0%} of the run's {cpu:.0f} CPU seconds (the notebook kernels and the "
                           "other processes the tests start are not recorded)"))
     write(args, [dict(table="machine", **machine())] + rows)
 

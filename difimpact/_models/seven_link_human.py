@@ -228,6 +228,7 @@ def _posture(model: SevenLinkHuman, theta, posture: HeelStrikePosture):
 
 
 def _torso(torso, posture: HeelStrikePosture):
+    """The torso angle: `torso` if given, else the posture's."""
     return as_float("torso", posture.torso if torso is None else torso, shape=())
 
 
