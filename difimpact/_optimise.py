@@ -19,8 +19,12 @@ Problem: minimise ``f(x)`` over a pytree ``x`` with ``lower ≤ x ≤ upper`` an
   finite ``ρ`` and returns the multipliers ``λ`` (the sensitivity of the optimum to each constraint).
   Scale ``g`` to O(1) (divide by a typical magnitude) so that one ``ρ`` suits all constraints.
 
-The whole run is one ``lax.scan`` (rounds) of ``lax.scan`` (steps), so it compiles once, runs under
-``jax.jit`` and ``jax.vmap`` (several starts at once) and records the history.
+The whole run is one ``lax.scan`` over the ``rounds · steps`` steps and a last evaluation at the optimum; a
+round starts where the step count is a multiple of ``steps`` (multipliers updated from ``g`` there, the
+optimiser re-initialised). The objective and the constraints are each called at one place, inside the
+reverse-mode derivative of the step, so a program that solves an impact inside them holds that solve once;
+the run compiles once, runs under ``jax.jit`` and ``jax.vmap`` (several starts at once) and records the
+history.
 
 **Non-finite values.** The inputs are checked (finite start, bounds shaped like it, an optax optimiser, a scalar
 objective and 1-D constraints). If the objective, the constraints, their gradient or an optimiser step becomes
@@ -130,7 +134,8 @@ def _projection(bounds, params):
 
 
 def _check_functions(fn, constraints, optimiser, params):
-    """The objective, the constraint function (zero constraints when None) and the optimiser."""
+    """The optimiser, the constraint function (zero constraints when None) and the shapes of the objective and
+    of the constraints at `params`."""
     for name, f in (("fn", fn), ("constraints", constraints)):
         if f is not None and not callable(f):
             raise TypeError(f"`{name}` must be a function of `params`, got {type(f).__name__}.")
@@ -144,7 +149,7 @@ def _check_functions(fn, constraints, optimiser, params):
     g = jax.eval_shape(g_fn, params)
     if not (hasattr(g, "shape") and len(g.shape) == 1 and jnp.issubdtype(g.dtype, jnp.floating)):
         raise ValueError(f"`constraints` must return a 1-D real array, got {g}.")
-    return g_fn, g.shape
+    return g_fn, f, g
 
 
 def minimise(
@@ -182,40 +187,40 @@ def minimise(
     rho = positive("penalty", penalty, shape=())
     params = _params(params)
     project = _projection(bounds, params)
-    g_fn, m = _check_functions(fn, constraints, optimiser, params)
+    g_fn, f0, g0 = _check_functions(fn, constraints, optimiser, params)
     params = project(params)
 
-    def lagrangian(p, lam):
-        f, g = fn(p), g_fn(p)
-        return f + jnp.sum(jnp.maximum(0.0, lam + rho * g) ** 2 - lam**2) / (2 * rho), (f, g)
-
-    grad = jax.value_and_grad(lagrangian, has_aux=True)
     ok = OptimiseResults.successful
+    total = rounds * steps  # optimiser steps; one more evaluation gives the value at the optimum
 
-    def step(carry, _):
-        p, state, lam, good, result = carry
-        (_, (f, g)), grads = grad(p, lam)
+    def iteration(carry, i):
+        p, state, lam, good, f_good, g_good, result = carry
+        # One call of `fn` and of the constraints in the whole program (each call site compiles apart).
+        (f, g), pullback = jax.vjp(lambda x: (fn(x), g_fn(x)), p)
+        start = (i % steps == 0) & (i > 0)  # a round ends here: new multipliers, the optimiser restarts
+        lam = _keep_if(start & (result == ok) & _finite(g), lam, jnp.maximum(0.0, lam + rho * g))
+        state = _keep_if(start, state, optimiser.init(p))
+        (grads,) = pullback((jnp.ones_like(f), jnp.maximum(0.0, lam + rho * g)))  # ∇f + Σ max(0, λ + ρg) ∇g
         updates, new_state = optimiser.update(grads, state, p)
         new_p = project(optax.apply_updates(p, updates))
-        result = OptimiseResults.where(result == ok, _failure(f, g, grads, new_p), result)
-        good = _keep_if((result == ok) | (result == OptimiseResults.non_finite_step), good, p)
-        return (_keep_if(result == ok, p, new_p), _keep_if(result == ok, state, new_state), lam, good, result), (f, g)
+        last = i == total  # the optimum: evaluated, not updated
+        result = OptimiseResults.where(result == ok, OptimiseResults.where(
+            last, _failure(f, g), _failure(f, g, grads, new_p)), result)
+        take = (result == ok) | (result == OptimiseResults.non_finite_step) | (i == 0)
+        good, f_good, g_good = _keep_if(take, (good, f_good, g_good), (p, f, g))
+        moving = (result == ok) & ~last
+        return (_keep_if(moving, p, new_p), _keep_if(moving, state, new_state), lam, good, f_good, g_good,
+                result), (f, g)
 
-    def round_(carry, _):
-        p, lam, good, result = carry
-        (p, _, _, good, result), record = jax.lax.scan(step, (p, optimiser.init(p), lam, good, result), None,
-                                                       length=steps)
-        g = g_fn(p)
-        result = OptimiseResults.where((result == ok) & ~_finite(g), OptimiseResults.non_finite_constraints, result)
-        return (p, _keep_if(result == ok, lam, jnp.maximum(0.0, lam + rho * g)), good, result), record
-
-    lam0 = jnp.zeros(m, jnp.result_type(float))
-    (params, lam, good, result), (f_hist, g_hist) = jax.lax.scan(round_, (params, lam0, params, ok), None,
-                                                                 length=rounds)
-    result = OptimiseResults.where(result == ok, _failure(fn(params), g_fn(params)), result)
-    params = _keep_if(result == ok, good, params)
+    carry = (params, optimiser.init(params), jnp.zeros(g0.shape, g0.dtype), params, jnp.full((), jnp.nan, f0.dtype),
+             jnp.full(g0.shape, jnp.nan, g0.dtype), ok)
+    (params, _, lam, good, f_good, g_good, result), (f_hist, g_hist) = jax.lax.scan(iteration, carry,
+                                                                                    jnp.arange(total + 1))
+    # On a failure the last finite iterate and its values; at the optimum those of the last evaluation.
+    failed = result != ok
+    params, value, g_end = _keep_if(failed, (params, f_hist[-1], g_hist[-1]), (good, f_good, g_good))
     out = OptimiseResult(
-        params=params, value=fn(params), constraints=g_fn(params), multipliers=lam,
-        history_value=f_hist.reshape(-1), history_constraints=g_hist.reshape(rounds * steps, -1), result=result,
+        params=params, value=value, constraints=g_end, multipliers=lam, history_value=f_hist[:-1],
+        history_constraints=g_hist[:-1], result=result,
     )
     return result.error_if(out, result != ok) if flag("throw", throw) else out

@@ -30,6 +30,24 @@ def test_minimise_matches_kkt_point():
     assert res.history_value.shape == (1800,) and res.history_constraints.shape == (1800, 1)
 
 
+def test_minimise_calls_the_objective_at_one_place():
+    """The objective and the constraints are traced once into the program (and once for their shapes): each call
+    site of an impact solve inside them would compile apart."""
+    traced = {"fn": 0, "g": 0}
+
+    def count(name, f):
+        def counted(p):
+            traced[name] += 1
+            return f(p)
+        return counted
+
+    fn = count("fn", lambda p: jnp.sum((p - 2.0) ** 2))
+    g = count("g", lambda p: p[:1] - 1.0)
+    jax.jit(lambda p: di.minimise(fn, p, optimiser=optax.adam(0.1), steps=5, rounds=3, constraints=g)).lower(
+        jnp.zeros(2))
+    assert traced == {"fn": 2, "g": 2}
+
+
 def test_minimise_bad_input():
     opt = optax.sgd(0.1)
     with pytest.raises(ValueError, match="steps"):

@@ -235,7 +235,8 @@ SHARDED = textwrap.dedent(
 
 def test_sharded_equals_unsharded_on_four_host_devices():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
     run = subprocess.run([sys.executable, "-c", SHARDED], cwd=root, env=env, capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0 and "SHARDED-OK" in run.stdout, run.stdout + run.stderr[-4000:]
