@@ -2,22 +2,26 @@ import os
 import shutil
 import tempfile
 
-# XLA compiles the tests' programs for a short compile rather than a fast run (set before JAX starts its CPU
-# client, which reads XLA_FLAGS once; the processes the tests start inherit them): loop fusions through XLA's
-# elemental emitter rather than its MLIR fusion emitters, and LLVM at optimisation level 0. Compiling is most
-# of the suite's time; these flags cut it by about 40 % and slow a compiled run by about a third. The results
-# differ from the default flags' in the last bits only (rounding: FMA contraction, operation order), which the
-# tests' tolerances hold; `difimpact reproduce` and the benchmarks compile with XLA's defaults.
-TEST_XLA_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
-_flags = os.environ.get("XLA_FLAGS", "").split()
-os.environ["XLA_FLAGS"] = " ".join(_flags + [f for f in TEST_XLA_FLAGS if f.split("=")[0] not in
-                                             {g.split("=")[0] for g in _flags}])
+# The tests' programs are compiled for a short compile rather than a fast run: compiling is most of the suite's
+# time, and these settings cut it by about 40 % (a compiled run is up to a third slower). The processes the
+# tests start (notebook kernels, the CLI) inherit them; a variable already set is left as it is.
+# - JAX (read when it is imported): no Python tracebacks in the programs' locations, as `difimpact reproduce`
+#   does (only XLA's own error messages would show them); tracing takes about a quarter less.
+# - XLA (read when JAX starts its CPU client; on the jaxlib versions where the flags were measured): loop
+#   fusions through XLA's elemental emitter rather than its MLIR fusion emitters, as `difimpact reproduce`
+#   does, and LLVM at optimisation level 0. The results differ from those of XLA's defaults in the last bits
+#   (rounding: FMA contraction, operation order), which the tests' tolerances hold.
+os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "0")
+os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "0")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
+from difimpact._cli import add_xla_flags  # noqa: E402
 from difimpact._compile_cache import store_programs_with_callbacks  # noqa: E402
+
+add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0"))
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
@@ -45,7 +49,21 @@ CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_
 KERNEL_CACHE_ARGS = ["--IPKernelApp.exec_lines=import difimpact._compile_cache as c; c.store_programs_with_callbacks()"]
 
 
+# The modules that take longest (measured with `--durations`), first, the others in their usual order: under
+# pytest-xdist's `--dist loadfile` the two workers then end together. xdist would otherwise order the modules by
+# their number of tests, and a long module of few tests (the notebook) would start last.
+_LONGEST_FIRST = ("test_optimise.py", "test_compliant.py", "test_notebooks.py", "test_impact_constrained.py",
+                  "test_bad_input.py", "test_gait.py", "test_objectives.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the order within a module stays
+
+
 def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order above
+        config.option.loadscopereorder = False
     os.environ.update(CACHE_ENV)
     jax.config.update("jax_compilation_cache_dir", CACHE_ENV["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", float(CACHE_ENV[

@@ -53,3 +53,23 @@ def test_list_fits_the_terminal_and_names_the_papers():
         assert exp.reference.short() in line and exp.target[:6] in line
     for seed, title in (("000", "swing-through crutch gait"), ("003", "bipedal")):
         assert any(title in line for line in lines), seed
+
+
+def test_xla_flags_add_to_the_users(monkeypatch):
+    """`add_xla_flags` appends the flags the user's XLA_FLAGS does not name (theirs win), and only on the jaxlib
+    versions where they were measured (XLA aborts on a flag it does not know)."""
+    from importlib.metadata import version
+
+    from difimpact import _cli
+
+    ours = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
+    monkeypatch.setattr(_cli, "_MEASURED_JAXLIB", (tuple(int(v) for v in version("jaxlib").split(".")[:2]),))
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=true --xla_force_host_platform_device_count=2")
+    _cli.add_xla_flags(ours)
+    assert os.environ["XLA_FLAGS"].split() == ["--xla_cpu_use_fusion_emitters=true",
+                                               "--xla_force_host_platform_device_count=2",
+                                               "--xla_backend_optimization_level=0"]
+    monkeypatch.setattr(_cli, "_MEASURED_JAXLIB", ((0, 0),))
+    monkeypatch.delenv("XLA_FLAGS")
+    _cli.add_xla_flags(ours)
+    assert "XLA_FLAGS" not in os.environ
