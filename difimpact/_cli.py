@@ -178,6 +178,7 @@ def main(argv=None) -> int:
     rep.add_argument("--no-cache", action="store_true",
                      help="do not use the persistent compilation cache (also DIFIMPACT_NO_COMPILE_CACHE=1)")
     args = parser.parse_args(argv)
+    _compile_faster()  # before anything starts JAX's CPU client (importing the experiments does)
 
     from ._experiments import REGISTRY, select
 
@@ -188,7 +189,6 @@ def main(argv=None) -> int:
         select(args.names)
     except ValueError as err:
         parser.error(str(err))
-    _compile_faster()
     if not args.no_cache:
         _enable_compile_cache()
     return reproduce(args.names, args.out, args.json, args.quick, args.quiet)

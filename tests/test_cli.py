@@ -3,6 +3,8 @@
 import contextlib
 import io
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -73,3 +75,20 @@ def test_xla_flags_add_to_the_users(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS")
     _cli.add_xla_flags(ours)
     assert "XLA_FLAGS" not in os.environ
+
+
+def test_xla_flags_come_before_jax_starts():
+    """XLA reads its flags once, when JAX starts its CPU client: the command adds them before anything starts it
+    (importing the experiments does). A fresh process, as the console script is."""
+    code = ("from jax._src import xla_bridge\n"
+            "from difimpact import _cli\n"
+            "add = _cli.add_xla_flags\n"
+            "def checked(flags):\n"
+            "    assert not xla_bridge.backends_are_initialized(), 'JAX started before the XLA flags'\n"
+            "    add(flags)\n"
+            "    print('FLAGS-ADDED')\n"
+            "_cli.add_xla_flags = checked\n"
+            "_cli.main(['list'])\n")
+    env = {k: v for k, v in os.environ.items() if k != "DIFIMPACT_XLA_DEFAULTS"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "FLAGS-ADDED" in run.stdout, run.stderr[-3000:]
