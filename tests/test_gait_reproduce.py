@@ -79,6 +79,23 @@ def _scipy_gait(row):
     return simplest_walker_gait(np.array([-theta, rate, rate * (1 - math.cos(2 * theta))]), row["slope"])
 
 
+def test_period_two_branch_whatever_the_eigenvector_sign(run, monkeypatch):
+    """The period-2 branch is found and is the same whichever sign the eigensolver gives the flip eigenvector
+    (rounding can flip it; from one side Newton fails). The experiment's own continuation, programs already
+    compiled by `run`."""
+    from difimpact._experiments import gaits
+    from difimpact._gait import continuation
+
+    eig, half_angles = np.linalg.eig, []
+    for sign in (1.0, -1.0):
+        monkeypatch.setattr(continuation.np.linalg, "eig", lambda a, s=sign: (eig(a)[0], s * eig(a)[1]))
+        branch = continuation.continue_gait(gaits._simplest, gaits.X_LONG, 0.009, 0.02, step=0.01, max_step=0.01,
+                                            bisections=8)
+        half_angles.append([-b.x[0] for b in branch if b.period == 2 and b.kind == "orbit"])
+    assert len(half_angles[0]) >= 3
+    np.testing.assert_allclose(half_angles[1], half_angles[0], rtol=1e-9)
+
+
 def test_simplest_walker_short_gait_and_period_doubling_scipy(run):
     """The short gait at γ = 0.009 and the first period doubling against an independent solve_ivp + fsolve
     stride map: the fixed point, the largest multiplier (finite differences), a multiplier −1 at our slope."""

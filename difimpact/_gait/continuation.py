@@ -221,16 +221,19 @@ def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bis
     """The period-2 branch born at the period doubling `pd`: Newton on ``P²(x) = x`` on the hyperplane
     ``vᵀ (x − x_pd) = ε`` (``v`` the eigenvector of the multiplier −1: the period-2 cycle born in a flip
     bifurcation grows along ``v``, Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §4.4), then
-    continued away from `pd`."""
+    continued away from `pd`. The cycle's two states lie on either side of ``x_pd``, so ``ε`` is tried with both
+    signs: ``v``'s own sign is the eigensolver's choice, which rounding can flip, and Newton may fail from one
+    side (the walker falls, or no convergence)."""
     k = pd.y.shape[0] - 1
     lam, vecs = np.linalg.eig(pd.jacobian[:, :k] + np.eye(k))
     v = np.append(np.real(vecs[:, np.argmin(np.abs(lam + 1))]), 0.0)
     v /= np.linalg.norm(v)
     double = dataclasses.replace(branch, period=2 * branch.period)
-    for eps in (1e-2, 3e-3, 3e-2):
-        start, _ = double.correct(pd.y + eps * v, v, v)
+    for eps in (1e-2, -1e-2, 3e-3, -3e-3, 3e-2, -3e-2):
+        start, _ = double.correct(pd.y + eps * v, v, np.sign(eps) * v)  # tangent away from x_pd
         if start is not None:  # first steps of the size of ε: the new branch's states still lie close together
-            return _trace(double, start, min(eps, step), lo, hi, min_step, max_step, max_points, bisections, False)
+            return _trace(double, start, min(abs(eps), step), lo, hi, min_step, max_step, max_points, bisections,
+                          False)
     return []
 
 
