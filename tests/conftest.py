@@ -9,8 +9,10 @@ import tempfile
 #   does (only XLA's own error messages would show them); tracing takes about a quarter less.
 # - XLA (read when JAX starts its CPU client; on the jaxlib versions where the flags were measured): loop
 #   fusions through XLA's elemental emitter rather than its MLIR fusion emitters, as `difimpact reproduce`
-#   does, and LLVM at optimisation level 0. The results differ from those of XLA's defaults in the last bits
-#   (rounding: FMA contraction, operation order), which the tests' tolerances hold.
+#   does; LLVM at optimisation level 0; and each program's LLVM code compiled whole, not split for a parallel
+#   compile (the two workers keep both cores busy; splitting costs about 12 % more CPU). The results differ
+#   from those of XLA's defaults in the last bits (rounding: FMA contraction, operation order), which the
+#   tests' tolerances hold.
 os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "0")
 os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "0")
 
@@ -21,7 +23,8 @@ from hypothesis import settings  # noqa: E402
 from difimpact._cli import add_xla_flags  # noqa: E402
 from difimpact._compile_cache import store_programs_with_callbacks  # noqa: E402
 
-add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0"))
+add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0",
+               "--xla_cpu_parallel_codegen_split_count=1"))
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
