@@ -134,8 +134,8 @@ def _projection(bounds, params):
 
 
 def _check_functions(fn, constraints, optimiser, params):
-    """The optimiser, the constraint function (zero constraints when None) and the shapes of the objective and
-    of the constraints at `params`."""
+    """Checks the objective, the constraints and the optimiser; returns the constraint function (zero constraints
+    when None) and the shapes of the objective and of the constraints at `params`."""
     for name, f in (("fn", fn), ("constraints", constraints)):
         if f is not None and not callable(f):
             raise TypeError(f"`{name}` must be a function of `params`, got {type(f).__name__}.")
