@@ -6,7 +6,7 @@ counts once as tracing; a compile started while tracing counts as compiling).
 A child process records when ``DIFIMPACT_COMPILE_PROFILE`` names a folder and it imports this module (``python
 -c "import _compile_profile; ..."``, or ``pytest -p _compile_profile``, which loads it in every pytest-xdist worker
 too) with ``benchmarks/`` on its path; it writes ``FOLDER/<pid>.json`` at exit. :func:`collect` sums a folder.
-Processes that a recorded process starts (notebook kernels, say) are not recorded.
+Processes that a recorded process starts (the float32 runs of `tests/test_precision.py`, say) are not recorded.
 """
 
 import atexit

@@ -5,10 +5,10 @@ goal of 7 minutes on an idle 2-core machine, and its slowest tests.
 
 The command is read from the README (the line that installs ``.[test]`` and runs pytest; the part after ``&&``)
 and run in the repository root in a fresh process, timed in wall seconds and in the CPU seconds of all its
-processes (``RUSAGE_CHILDREN``: pytest-xdist's workers and the notebook kernels included), with
+processes (``RUSAGE_CHILDREN``: pytest-xdist's workers and the processes they start included), with
 ``--durations=25`` added. ``--quick`` runs only ``tests/test_linalg.py`` (a smoke run of this script). The test
 processes also record how long they spent tracing, lowering and compiling (:mod:`_compile_profile`, loaded with
-``-p``; the notebook kernels and other processes the tests start are not recorded): a profile row.
+``-p``; the processes the tests start, such as the float32 runs, are not recorded): a profile row.
 """
 
 import os
@@ -72,8 +72,8 @@ def main():
     rows.append(dict(table="suite", item="profile: the test processes' tracing, lowering and XLA compile",
                      value=spent, unit="s",
                      note=f"{_compile_profile.summary(stages)}, summed over {processes} pytest processes (wall "
-                          f"seconds in each): {spent / cpu:.0%} of the run's {cpu:.0f} CPU seconds (the notebook kernels and the "
-                          "other processes the tests start are not recorded)"))
+                          f"seconds in each): {spent / cpu:.0%} of the run's {cpu:.0f} CPU seconds (the processes the tests start "
+                          "are not recorded)"))
     write(args, [dict(table="machine", **machine())] + rows)
 
 

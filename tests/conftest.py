@@ -4,7 +4,7 @@ import tempfile
 
 # The tests' programs are compiled for a short compile rather than a fast run: compiling is most of the suite's
 # time, and these settings cut it by about 40 % (a compiled run is up to a third slower). The processes the
-# tests start (notebook kernels, the CLI) inherit them; a variable already set is left as it is.
+# tests start (the CLI, the float32 runs) inherit them; a variable already set is left as it is.
 # - JAX (read when it is imported): no Python tracebacks in the programs' locations, as `difimpact reproduce`
 #   does (only XLA's own error messages would show them); tracing takes about a quarter less.
 # - XLA (read when JAX starts its CPU client; on the jaxlib versions where the flags were measured): loop
@@ -37,11 +37,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # One persistent compilation cache per test run, in a fresh folder removed at the end (a run never reuses an
 # earlier run's programs). It serves a program compiled again under another `jit` wrapper of the same function,
-# the processes the tests start (notebook kernels, which inherit the variables; the kernels also store programs
-# with run-time checks, as the test process does) and, under pytest-xdist, every worker: the controller makes
-# the folder before it starts them, they inherit its name, and only the controller removes it. Every program
-# is stored, the small ones too (as the CLI does): the other worker and each kernel would otherwise compile
-# again the ~2700 programs of eager operations and small jitted functions, ~40 ms each.
+# the processes the tests start (which inherit the variables) and, under pytest-xdist, every worker: the
+# controller makes the folder before it starts them, they inherit its name, and only the controller removes it.
+# Every program is stored, the small ones too (as the CLI does): the other worker would otherwise compile again
+# the ~2700 programs of eager operations and small jitted functions, ~40 ms each.
 _SHARED = "DIFIMPACT_TESTS_COMPILATION_CACHE"
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_SHARED):
     _CACHE_DIR, _OWNER = os.environ[_SHARED], False
@@ -49,7 +48,6 @@ else:
     _CACHE_DIR, _OWNER = tempfile.mkdtemp(prefix="difimpact-tests-jax-cache-"), True
     os.environ[_SHARED] = _CACHE_DIR
 CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
-KERNEL_CACHE_ARGS = ["--IPKernelApp.exec_lines=import difimpact._compile_cache as c; c.store_programs_with_callbacks()"]
 
 
 # The modules that take longest (measured with `--durations`), first, the others in their usual order: under

@@ -8,7 +8,7 @@ from .helpers import run_notebook
 
 
 @pytest.mark.parametrize("name", [
-    # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): 2 min on 2 cores.
+    # Two compliant compilations (the grid, and the forward-mode gradient of the optimiser steps): ~1 min on 2 cores.
     "crutch_peak_force",
     # Two compilations through a gait's fixed point (the forward-mode gradient of the spectral radius inside the
     # optimiser, the gait and its multipliers for warm starts and grid): ~230 CPU-s, past the CI budget.

@@ -198,6 +198,6 @@ def test_crutch_peak_force():
 @pytest.mark.parametrize("name", ["compass_foot_radius", "biped_torso", "seven_link_ankle_blocking"])
 def test_notebook_runs(name):
     """The example notebook of each problem above runs top to bottom. It solves from the same starts and
-    searches the same grids as the tests, and runs after them in this module, so its programs come from the
-    run's compilation cache (tests/conftest.py)."""
+    searches the same grids as the tests, and runs after them in this module and in the same process
+    (:func:`~tests.helpers.run_notebook`), so it calls the programs they compiled."""
     run_notebook(name)
