@@ -57,7 +57,7 @@ _LONGEST_FIRST = ("test_compliant.py", "test_impact_constrained.py", "test_optim
                   "test_objectives.py", "test_gait.py", "test_bad_input.py")
 # Modules that `--dist loadfile` sends to the worker of another module, whose compiled programs they call: the
 # `difimpact reproduce` experiments of seeds 002 and 003 run the impacts that the physics tests of those seeds
-# compile (measured in one process: 12 s and 10 s less than apart).
+# compile, which another worker would trace and lower again.
 _SAME_WORKER = {"tests/test_reproduce_seed002.py": "tests/test_heelstrike_seed002.py",
                 "tests/test_reproduce_seed003.py": "tests/test_impact_constrained.py"}
 
