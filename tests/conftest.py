@@ -1,3 +1,4 @@
+import gc
 import os
 import shutil
 import tempfile
@@ -62,6 +63,22 @@ _SAME_WORKER = {"tests/test_reproduce_seed002.py": "tests/test_heelstrike_seed00
                 "tests/test_reproduce_seed003.py": "tests/test_impact_constrained.py"}
 
 
+# Python's cyclic garbage collector: a full collection walks every object alive, and the traces, programs and
+# caches of JAX make millions of them, so automatic full collections took ~20 s of each worker's time. A full
+# collection runs at the end of each test module instead (automatic ones practically never: a full collection
+# waits for 1000 of the middle generation's), and what survives it is frozen (`gc.freeze`): later collections
+# leave it out, and reference counting still frees it.
+gc.set_threshold(*gc.get_threshold()[:2], 1000)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    if nextitem is None or nextitem.path != item.path:  # the module's last test and its fixtures are done
+        gc.collect()
+        gc.freeze()
+
+
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the order within a module stays
@@ -93,6 +110,7 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    gc.freeze()  # pytest's last collections (for unraisable exceptions) would walk the whole heap five times
     if _OWNER:
         shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
