@@ -2,6 +2,8 @@
 
 import argparse
 import dataclasses
+import functools
+import gc
 import json
 import os
 import pathlib
@@ -89,6 +91,38 @@ def _compile_faster() -> None:
             jax.config.update(name, value)
 
 
+def remember_traceback_filter() -> None:
+    """Remember, per file name, JAX's answer to whether a stack frame is JAX's own. Each trace of
+    ``equinox.error_if`` walks the Python stack and asks it of every frame, and JAX compares the frame's file with
+    each excluded path through the file system (``os.path.samefile``): about 1 ms a frame, a few percent of a
+    process that traces many programs (``difimpact reproduce``, the test suite). The answer depends only on the
+    file name and the excluded paths. (``jax._src.traceback_util`` is private: where it differs, nothing is
+    changed.)"""
+    try:
+        from jax._src import traceback_util
+
+        excluded, include_filename = traceback_util._exclude_paths, traceback_util.include_filename
+    except (ImportError, AttributeError):
+        return
+    remembered = functools.cache(lambda filename, n_excluded: include_filename(filename))
+    traceback_util.include_filename = lambda filename: remembered(filename, len(excluded))
+
+
+def defer_full_collections() -> None:
+    """Python's full garbage collections walk every object alive, and the traces, programs and caches of JAX make
+    millions of them: in a process that traces many programs, the automatic ones take several percent of its
+    time. After this they wait for 1000 collections of the middle generation (practically never) and run when
+    :func:`collect_and_freeze` is called, between pieces of work (experiments, test modules)."""
+    gc.set_threshold(*gc.get_threshold()[:2], 1000)
+
+
+def collect_and_freeze() -> None:
+    """A full garbage collection, then what survives it frozen (``gc.freeze``): later collections leave it out, and
+    reference counting still frees it."""
+    gc.collect()
+    gc.freeze()
+
+
 def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False) -> int:
     """Run the experiments into `out` (layout and report: :mod:`difimpact._experiments.report`)."""
     import jax
@@ -101,6 +135,8 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     from ._experiments import report, select
 
     experiments = select(names)
+    remember_traceback_filter()
+    defer_full_collections()
     out.mkdir(parents=True, exist_ok=True)
     command = " ".join(["difimpact reproduce", *names, *(["--quick"] if quick else [])])
     run = report.start_run(out, [e.name for e in experiments], quick=quick, command=command)
@@ -113,6 +149,7 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
             seconds = time.perf_counter() - start
             folder = report.save_outcome(out, exp, outcome, quick=quick, run=run, seconds=seconds)
             report.update_run(out, finished=exp.name)
+            collect_and_freeze()
             if as_json:
                 print(json.dumps({"experiment": exp.name, "paper": str(exp.reference or ""), "target": exp.target,
                                   "rows": outcome.rows, "checks": [dataclasses.asdict(c) for c in outcome.checks]},

@@ -1,4 +1,3 @@
-import functools
 import gc
 import os
 import shutil
@@ -22,28 +21,14 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-from difimpact._cli import add_xla_flags  # noqa: E402
+from difimpact._cli import (add_xla_flags, collect_and_freeze, defer_full_collections,  # noqa: E402
+                            remember_traceback_filter)
 from difimpact._compile_cache import store_programs_with_callbacks  # noqa: E402
 
 add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0",
                "--xla_cpu_parallel_codegen_split_count=1"))
 
-# Each trace of equinox's `error_if` walks the Python stack and asks JAX's traceback filter of every frame whether
-# its file is JAX's own (`include_filename`), which compares it with each excluded path through the file system
-# (`os.path.samefile`): ~1 ms a frame, ~5 % of the suite's time. The answer depends only on the file name and the
-# excluded paths, so it is remembered. (A private function of JAX: left as it is where it is missing.)
-def _remember_traceback_filter():
-    try:
-        from jax._src import traceback_util
-        excluded, include_filename = traceback_util._exclude_paths, traceback_util.include_filename
-    except (ImportError, AttributeError):
-        return
-    remembered = functools.cache(lambda filename, n_excluded: include_filename(filename))
-    traceback_util.include_filename = lambda filename: remembered(filename, len(excluded))
-
-
-_remember_traceback_filter()
-
+remember_traceback_filter()  # each trace of `error_if` asks it of every frame of pytest's deep stack
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
@@ -80,20 +65,16 @@ _SAME_WORKER = {"tests/test_reproduce_seed002.py": "tests/test_heelstrike_seed00
                 "tests/test_reproduce_seed003.py": "tests/test_impact_constrained.py"}
 
 
-# Python's cyclic garbage collector: a full collection walks every object alive, and the traces, programs and
-# caches of JAX make millions of them, so automatic full collections took ~20 s of each worker's time. A full
-# collection runs at the end of each test module instead (automatic ones practically never: a full collection
-# waits for 1000 of the middle generation's), and what survives it is frozen (`gc.freeze`): later collections
-# leave it out, and reference counting still frees it.
-gc.set_threshold(*gc.get_threshold()[:2], 1000)
+# Full garbage collections at the end of each test module rather than during its traces, whose objects they would
+# walk again and again.
+defer_full_collections()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     yield
     if nextitem is None or nextitem.path != item.path:  # the module's last test and its fixtures are done
-        gc.collect()
-        gc.freeze()
+        collect_and_freeze()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -92,3 +92,14 @@ def test_xla_flags_come_before_jax_starts():
     env = {k: v for k, v in os.environ.items() if k != "DIFIMPACT_XLA_DEFAULTS"}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "FLAGS-ADDED" in run.stdout, run.stderr[-3000:]
+
+
+def test_remembered_traceback_filter_keeps_jax_s_rule(tmp_path):
+    # The test process runs with the filter remembered (conftest): its answers are JAX's rule, a frame is JAX's own
+    # when its file lies under an excluded path, and a path excluded later is honoured.
+    jax_src = pytest.importorskip("jax._src.traceback_util")
+    rule = lambda f: not any(jax_src._path_starts_with(f, p) for p in jax_src._exclude_paths)  # noqa: E731
+    files = [jax_src.__file__, jax_src.__file__, difimpact.__file__, __file__, str(tmp_path / "model.py")]
+    assert [jax_src.include_filename(f) for f in files] == [rule(f) for f in files] == [False, False, True, True, True]
+    jax_src.register_exclusion(str(tmp_path))
+    assert not jax_src.include_filename(str(tmp_path / "model.py"))
