@@ -104,8 +104,15 @@ def remember_traceback_filter() -> None:
         excluded, include_filename = traceback_util._exclude_paths, traceback_util.include_filename
     except (ImportError, AttributeError):
         return
+    if hasattr(include_filename, "remembered"):  # done already in this process
+        return
     remembered = functools.cache(lambda filename, n_excluded: include_filename(filename))
-    traceback_util.include_filename = lambda filename: remembered(filename, len(excluded))
+
+    def include(filename: str) -> bool:
+        return remembered(filename, len(excluded))
+
+    include.remembered = remembered
+    traceback_util.include_filename = include
 
 
 def defer_full_collections() -> None:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import difimpact
-from difimpact._cli import main
+from difimpact._cli import main, remember_traceback_filter
 from difimpact._experiments import REGISTRY
 
 
@@ -103,3 +103,6 @@ def test_remembered_traceback_filter_keeps_jax_s_rule(tmp_path):
     assert [jax_src.include_filename(f) for f in files] == [rule(f) for f in files] == [False, False, True, True, True]
     jax_src.register_exclusion(str(tmp_path))
     assert not jax_src.include_filename(str(tmp_path / "model.py"))
+    remembered = jax_src.include_filename
+    remember_traceback_filter()  # again, as `difimpact reproduce` does in this process: nothing more is wrapped
+    assert jax_src.include_filename is remembered
