@@ -93,11 +93,11 @@ def _compile_faster() -> None:
 
 def remember_traceback_filter() -> None:
     """Remember, per file name, JAX's answer to whether a stack frame is JAX's own. Each trace of
-    ``equinox.error_if`` walks the Python stack and asks it of every frame, and JAX compares the frame's file with
-    each excluded path through the file system (``os.path.samefile``): about 1 ms a frame, a few percent of a
-    process that traces many programs (``difimpact reproduce``, the test suite). The answer depends only on the
-    file name and the excluded paths. (``jax._src.traceback_util`` is private: where it differs, nothing is
-    changed.)"""
+    ``equinox.error_if`` walks the Python stack and asks it of every frame, and JAX answers by comparing the
+    frame's file with each excluded path through the file system (``os.path.samefile``), which adds up in a
+    process that traces many programs (``difimpact reproduce``, the test suite; docs/performance.md). The answer
+    depends only on the file name and the excluded paths. (``jax._src.traceback_util`` is private: where it
+    differs, nothing is changed.)"""
     try:
         from jax._src import traceback_util
 
@@ -117,8 +117,8 @@ def remember_traceback_filter() -> None:
 
 def defer_full_collections() -> None:
     """Python's full garbage collections walk every object alive, and the traces, programs and caches of JAX make
-    millions of them: in a process that traces many programs, the automatic ones take several percent of its
-    time. After this they wait for 1000 collections of the middle generation (practically never) and run when
+    millions of them: in a process that traces many programs, the automatic ones recur while the traces grow.
+    After this they wait for 1000 collections of the middle generation (practically never) and run when
     :func:`collect_and_freeze` is called, between pieces of work (experiments, test modules)."""
     gc.set_threshold(*gc.get_threshold()[:2], 1000)
 

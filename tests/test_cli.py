@@ -98,6 +98,8 @@ def test_remembered_traceback_filter_keeps_jax_s_rule(tmp_path):
     # The test process runs with the filter remembered (conftest): its answers are JAX's rule, a frame is JAX's own
     # when its file lies under an excluded path, and a path excluded later is honoured.
     jax_src = pytest.importorskip("jax._src.traceback_util")
+    if not hasattr(jax_src.include_filename, "remembered"):
+        pytest.skip("this JAX's traceback filter differs: remember_traceback_filter leaves it as it is")
     rule = lambda f: not any(jax_src._path_starts_with(f, p) for p in jax_src._exclude_paths)  # noqa: E731
     files = [jax_src.__file__, jax_src.__file__, difimpact.__file__, __file__, str(tmp_path / "model.py")]
     assert [jax_src.include_filename(f) for f in files] == [rule(f) for f in files] == [False, False, True, True, True]
