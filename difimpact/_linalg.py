@@ -50,19 +50,23 @@ def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a")
     singular to working precision, e.g. a massless segment; or a zero leading minor) raises ``ValueError``
     naming `name` (``equinox.error_if`` under ``jit``/``vmap``) instead of returning infinities.
 
-    **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``; `name` the argument named in the error.
+    **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``, or a tuple of such right-hand sides, which share
+    one factorisation; `name` the argument named in the error.
 
-    **Returns:** `x`, shaped like `b`. Differentiable in `a` (its lower triangle) and `b`.
+    **Returns:** `x`, shaped like `b` (a tuple for a tuple). Differentiable in `a` (its lower triangle) and `b`.
     """
     n = a.shape[0]
-    if a.ndim != 2 or a.shape[1] != n or b.shape[:1] != (n,):
-        raise ValueError(f"`{name}` must be square (n, n) and `b` (n, ...), got shapes {a.shape} and {b.shape}.")
+    shapes = [v.shape for v in jax.tree.leaves(b)]
+    if a.ndim != 2 or a.shape[1] != n or not shapes or any(s[:1] != (n,) for s in shapes):
+        raise ValueError(f"`{name}` must be square (n, n) and `b` (n, ...), got shapes {a.shape} and "
+                         f"{shapes[0] if isinstance(b, jax.Array) else shapes}.")
     return _solve(name, a, b)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _solve(name, a, b):
-    return _substitute(*_factor(a, name), b)
+    factors = _factor(a, name)
+    return jax.tree.map(lambda v: _substitute(*factors, v), b)
 
 
 @_solve.defjvp
@@ -72,9 +76,9 @@ def _solve_jvp(name, primals, tangents):
     scalar factorisation (whose transpose is one scatter into ``(n, n)`` per entry read)."""
     (a, b), (da, db) = primals, tangents
     factors = _factor(a, name)
-    x = _substitute(*factors, b)
+    x = jax.tree.map(lambda v: _substitute(*factors, v), b)
     da = jnp.tril(da) + jnp.tril(da, -1).T
-    return x, _substitute(*factors, db - _matmul(da, x))
+    return x, jax.tree.map(lambda v, dv: _substitute(*factors, dv - _matmul(da, v)), x, db)
 
 
 def _ldl(a):

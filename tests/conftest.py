@@ -53,11 +53,15 @@ else:
 CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
 
 
-# The modules that take longest (measured with `--durations`), first, the others in their usual order: under
-# pytest-xdist's `--dist loadfile` the two workers then end together. xdist would otherwise order the modules by
-# their number of tests, and a long module of few tests (the notebook) would start last.
-_LONGEST_FIRST = ("test_compliant.py", "test_impact_constrained.py", "test_optimise.py", "test_notebooks.py",
-                  "test_objectives.py", "test_gait.py", "test_bad_input.py")
+# The modules from the longest to the shortest (measured with `--durations`; those of a few seconds after them in
+# their usual order): under pytest-xdist's `--dist loadfile` each worker takes the next module when it is free,
+# and the two then end together. xdist would otherwise order the modules by their number of tests, and a long
+# module of few tests (the notebook) would start last.
+_LONGEST_FIRST = ("test_compliant.py", "test_impact_constrained.py", "test_notebooks.py", "test_optimise.py",
+                  "test_gait.py", "test_objectives.py", "test_bad_input.py", "test_docs.py", "test_sweep.py",
+                  "test_linalg.py", "test_impact_frictional.py", "test_gait_reproduce.py",
+                  "test_properties_tree.py", "test_io.py", "test_hybrid.py", "test_precision.py", "test_models.py",
+                  "test_seven_link_human.py", "test_measured.py", "test_heelstrike_seed002.py")
 # Modules that `--dist loadfile` sends to the worker of another module, whose compiled programs they call: the
 # `difimpact reproduce` experiments of seeds 002 and 003 run the impacts that the physics tests of those seeds
 # compile, which another worker would trace and lower again.

@@ -52,17 +52,25 @@ def test_reads_lower_triangle_and_symmetric_indefinite(rng):
 
 def test_gradient_matches_finite_differences(rng):
     """d x / d(a, b) in forward and reverse mode equal central differences over every entry of ``a`` (those
-    above the diagonal are not read: zero derivative) and of ``b``."""
+    above the diagonal are not read: zero derivative) and of ``b``, for a matrix ``b`` and for its columns given
+    as a tuple of right-hand sides (one factorisation)."""
     n = 6
     a0, b0 = _spd(rng, n, 1e2) + np.triu(rng.normal(size=(n, n)), 1), rng.normal(size=(n, 2))
     f = jax.jit(solve_spd)
     fd = (central_difference(lambda a: f(a, jnp.asarray(b0)), a0),
           central_difference(lambda b: f(jnp.asarray(a0), b), b0))
     assert np.all(fd[0][..., np.triu_indices(n, 1)[0], np.triu_indices(n, 1)[1]] == 0.0)
-    for jac in (jax.jacrev, jax.jacfwd):
-        got = jax.jit(jac(solve_spd, argnums=(0, 1)))(jnp.asarray(a0), jnp.asarray(b0))
-        for g, ref in zip(got, fd):
-            np.testing.assert_allclose(g, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
+
+    def columns(a, b):
+        x = solve_spd(a, (b[:, 0], b[:, 1]))
+        assert isinstance(x, tuple) and len(x) == 2
+        return jnp.stack(x, axis=1)
+
+    for fn in (solve_spd, columns):
+        for jac in (jax.jacrev, jax.jacfwd):
+            got = jax.jit(jac(fn, argnums=(0, 1)))(jnp.asarray(a0), jnp.asarray(b0))
+            for g, ref in zip(got, fd):
+                np.testing.assert_allclose(g, ref, rtol=1e-6, atol=1e-8 * np.abs(ref).max())
 
 
 def test_vmap_equals_loop(rng):
@@ -86,6 +94,8 @@ def test_singular_matrix_raises_naming_the_argument():
         jax.block_until_ready(batched(good.at[1].set(singular), jnp.ones((2, 3))))
     with pytest.raises(ValueError, match="must be square"):
         solve_spd(jnp.ones((2, 3)), jnp.ones(2), "M")
+    with pytest.raises(ValueError, match=r"must be square .* \[\(2,\), \(3,\)\]"):
+        solve_spd(jnp.eye(2), (jnp.ones(2), jnp.ones(3)), "M")
 
 
 def test_frictional_map_reports_singular_mass_matrix():

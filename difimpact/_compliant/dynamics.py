@@ -136,8 +136,8 @@ def free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y
         rows.append((dn, vel[1], vel[0], c.normal_law.force(dn, -vel[1]), b[1], b[0], J[1], J[0]))
     delta, v_n, v_t, F_n, b_n, b_t, A_n, A_t = (jnp.stack(r) for r in zip(*rows))
     M, bias = tree.mass_and_bias(q, qdot)
-    free_qddot = solve_spd(M, -bias + A_n.T @ F_n, "mass_matrix")
-    Z = jnp.stack([solve_spd(M, a, "mass_matrix") for a in A_t], axis=1)
+    free_qddot, *columns = solve_spd(M, (-bias + A_n.T @ F_n, *A_t), "mass_matrix")
+    Z = jnp.stack(columns, axis=1)
     return FreeMotion(q, qdot, delta, v_n, v_t, F_n, b_n, b_t, A_n, A_t, free_qddot, Z, A_t @ Z)
 
 
