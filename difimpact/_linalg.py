@@ -59,14 +59,13 @@ def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a")
     shapes = [v.shape for v in jax.tree.leaves(b)]
     if a.ndim != 2 or a.shape[1] != n or not shapes or any(s[:1] != (n,) for s in shapes):
         raise ValueError(f"`{name}` must be square (n, n) and `b` (n, ...), got shapes {a.shape} and "
-                         f"{shapes[0] if isinstance(b, jax.Array) else shapes}.")
+                         f"{getattr(b, 'shape', shapes)}.")
     return _solve(name, a, b)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _solve(name, a, b):
-    factors = _factor(a, name)
-    return jax.tree.map(lambda v: _substitute(*factors, v), b)
+    return _substitute_each(_factor(a, name), b)
 
 
 @_solve.defjvp
@@ -76,9 +75,9 @@ def _solve_jvp(name, primals, tangents):
     scalar factorisation (whose transpose is one scatter into ``(n, n)`` per entry read)."""
     (a, b), (da, db) = primals, tangents
     factors = _factor(a, name)
-    x = jax.tree.map(lambda v: _substitute(*factors, v), b)
+    x = _substitute_each(factors, b)
     da = jnp.tril(da) + jnp.tril(da, -1).T
-    return x, jax.tree.map(lambda v, dv: _substitute(*factors, dv - _matmul(da, v)), x, db)
+    return x, _substitute_each(factors, jax.tree.map(lambda v, dv: dv - _matmul(da, v), x, db))
 
 
 def _ldl(a):
@@ -118,6 +117,11 @@ def _factor(a, name):
                       f"`{name}` has a zero LDLᵀ pivot to working precision: it is singular or not positive definite "
                       "(a massless coordinate?).")
     return l, inv_d
+
+
+def _substitute_each(factors, b):
+    """:func:`_substitute` for each right-hand side of `b` (an array, or a tuple of them)."""
+    return jax.tree.map(lambda v: _substitute(*factors, v), b)
 
 
 def _substitute(l, inv_d, b):
