@@ -78,6 +78,7 @@ from ._models import (
     BipedWithTorso as BipedWithTorso,
     CompassGait as CompassGait,
     CrutchWalker as CrutchWalker,
+    FiveLinkBiped as FiveLinkBiped,
     HeelStrikePosture as HeelStrikePosture,
     RimlessWheel as RimlessWheel,
     SevenLinkHuman as SevenLinkHuman,
