@@ -1,0 +1,237 @@
+r"""A primal-dual interior-point method for ``min f(y)`` subject to ``h(y) = 0`` and ``l ≤ y ≤ u``, after IPOPT
+(Wächter & Biegler, *On the implementation of an interior-point filter line-search algorithm for large-scale
+nonlinear programming*, Math. Program. 106, 2006), written as one ``lax.while_loop`` so that it runs under
+``jit`` and ``vmap``.
+
+Each iteration solves the primal-dual Newton system of the barrier problem (eq. 13)
+
+$$\begin{bmatrix} W + Σ + δ_w I & ∇h^T \\ ∇h & -δ_c I \end{bmatrix}
+  \begin{bmatrix} d_y \\ λ^+ \end{bmatrix} = -\begin{bmatrix} ∇f - μ (Y - L)^{-1} e + μ (U - Y)^{-1} e \\ h
+  \end{bmatrix},\qquad Σ = Z_L (Y - L)^{-1} + Z_U (U - Y)^{-1},$$
+
+with ``W`` the exact Hessian of the Lagrangian by automatic differentiation. Where IPOPT corrects the inertia
+of this matrix, a dense ``LU`` (:mod:`.dense`) gives none, so ``δ_w`` is raised until the step has positive
+curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y`` (the inertia-free test of Chiang & Zavala, *An inertia-free
+filter line-search algorithm for large-scale nonlinear programming*, Comput. Optim. Appl. 64, 2016). Steps are
+kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by a backtracking line search
+on the exact ``ℓ₁`` merit function ``φ_b(y) + ν ‖h(y)‖₁`` with one second-order correction (Nocedal & Wright,
+*Numerical Optimization*, 2nd ed., §18.3 and Algorithm 18.3), instead of IPOPT's filter.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Bool, Float, Int, Scalar
+from .dense import lu_factor, lu_solve, LU
+from .solution import NLPOptions, NLPResults
+
+_KAPPA_CURVATURE = 1e-10  # the curvature test's κ
+_ARMIJO = 1e-4
+_KAPPA_SIGMA = 1e10  # the bound multipliers' safeguard (IPOPT's κ_Σ, eq. 16)
+_MAX_REGULARISATIONS = 24
+
+
+class Scaled(eqx.Module):
+    """The problem as the iterations see it: objective and constraints scaled by constants fixed at the start,
+    bounds with ``±inf`` where there is none, and the masks of the finite bounds."""
+
+    f: object = eqx.field(static=True)
+    h: object = eqx.field(static=True)
+    lower: Float[Array, " N"]
+    upper: Float[Array, " N"]
+    has_lower: Bool[Array, " N"]
+    has_upper: Bool[Array, " N"]
+
+    def slacks(self, y):
+        """``y − l`` and ``u − y``, one where there is no bound (their logarithm is then zero)."""
+        return (jnp.where(self.has_lower, y - self.lower, 1.0), jnp.where(self.has_upper, self.upper - y, 1.0))
+
+    def barrier(self, y, mu):
+        sl, su = self.slacks(y)
+        return self.f(y) - mu * (jnp.sum(jnp.where(self.has_lower, jnp.log(sl), 0.0))
+                                 + jnp.sum(jnp.where(self.has_upper, jnp.log(su), 0.0)))
+
+    def barrier_gradient(self, g, y, mu):
+        sl, su = self.slacks(y)
+        return g - jnp.where(self.has_lower, mu / sl, 0.0) + jnp.where(self.has_upper, mu / su, 0.0)
+
+
+class State(eqx.Module):
+    y: Float[Array, " N"]
+    lam: Float[Array, " M"]
+    zl: Float[Array, " N"]
+    zu: Float[Array, " N"]
+    mu: Scalar
+    nu: Scalar
+    delta: Scalar
+    error: Scalar
+    violation: Scalar
+    step: Int[Array, ""]
+    result: NLPResults
+    done: Bool[Array, ""]
+
+
+def optimality_error(p: Scaled, y, lam, zl, zu, mu, g, J, h):
+    """IPOPT's scaled optimality error ``E_μ`` (eq. 5) with ``s_max = 100``."""
+    sl, su = p.slacks(y)
+    zl_, zu_ = jnp.where(p.has_lower, zl, 0.0), jnp.where(p.has_upper, zu, 0.0)
+    n_z = jnp.maximum(jnp.sum(p.has_lower) + jnp.sum(p.has_upper), 1)
+    s_d = jnp.maximum(100.0, (jnp.sum(jnp.abs(lam)) + jnp.sum(zl_) + jnp.sum(zu_)) / (lam.size + n_z)) / 100.0
+    s_c = jnp.maximum(100.0, (jnp.sum(zl_) + jnp.sum(zu_)) / n_z) / 100.0
+    dual = jnp.max(jnp.abs(g + J.T @ lam - zl_ + zu_)) / s_d
+    primal = jnp.max(jnp.abs(h)) if h.size else jnp.zeros_like(mu)
+    comp = jnp.maximum(jnp.max(jnp.where(p.has_lower, jnp.abs(sl * zl - mu), 0.0)),
+                       jnp.max(jnp.where(p.has_upper, jnp.abs(su * zu - mu), 0.0))) / s_c
+    return jnp.maximum(jnp.maximum(dual, primal), comp), primal
+
+
+def _kkt_matrix(W, J, sigma, delta_w, delta_c):
+    n, m = W.shape[0], J.shape[0]
+    return jnp.block([[W + jnp.diag(sigma + delta_w), J.T], [J, -delta_c * jnp.eye(m, dtype=W.dtype)]])
+
+
+def _newton(p: Scaled, W, J, sigma, rhs, delta_last, mu):
+    """Factor and solve the Newton system, raising ``δ_w`` until the step passes the curvature test and ``δ_c``
+    when the matrix is singular (one loop, one traced factorisation). Returns the factors, the step
+    ``(d_y, λ⁺)``, ``δ_w`` and whether a step was found."""
+    n = W.shape[0]
+    zero = jnp.zeros_like(mu)
+
+    def body(c):
+        delta_w, delta_c, k, _, _, _, singular = c
+        delta_c = jnp.where(singular, 1e-8 * mu**0.25, delta_c)
+        first = jnp.where(delta_last == 0, 1e-4, jnp.maximum(1e-20, delta_last / 3))
+        delta_w = jnp.where(k == 0, zero, jnp.where(delta_w == 0, first,
+                                                    delta_w * jnp.where(delta_last == 0, 100.0, 8.0)))
+        f = lu_factor(_kkt_matrix(W, J, sigma, delta_w, delta_c))
+        sol = lu_solve(f, rhs)
+        d = sol[:n]
+        curvature = d @ (W @ d) + d @ ((sigma + delta_w) * d)
+        singular = f.min_pivot < 1e-14
+        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & ~singular & jnp.all(jnp.isfinite(sol))
+        return delta_w, delta_c, k + 1, f, sol, ok, singular
+
+    f0 = jax.eval_shape(lu_factor, _kkt_matrix(W, J, sigma, zero, zero))
+    f0 = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), f0)
+    init = (zero, zero, 0, f0, jnp.zeros_like(rhs), jnp.asarray(False), jnp.asarray(False))
+    delta_w, delta_c, _, f, sol, ok, _ = jax.lax.while_loop(
+        lambda c: ~c[5] & (c[2] < _MAX_REGULARISATIONS), body, init)
+    return f, sol, delta_w, delta_c, ok
+
+
+def _fraction_to_boundary(p: Scaled, y, d, tau):
+    """The largest ``α ≤ 1`` with ``y + α d`` at least a fraction ``1 − τ`` of the way from each bound (eq. 15)."""
+    sl, su = p.slacks(y)
+    al = jnp.where(p.has_lower & (d < 0), -tau * sl / jnp.where(d < 0, d, -1.0), jnp.inf)
+    au = jnp.where(p.has_upper & (d > 0), tau * su / jnp.where(d > 0, d, 1.0), jnp.inf)
+    return jnp.minimum(1.0, jnp.minimum(jnp.min(al, initial=jnp.inf), jnp.min(au, initial=jnp.inf)))
+
+
+def _dual_fraction(z, dz, active, tau):
+    a = jnp.where(active & (dz < 0), -tau * z / jnp.where(dz < 0, dz, -1.0), jnp.inf)
+    return jnp.minimum(1.0, jnp.min(a, initial=jnp.inf))
+
+
+def _line_search(p: Scaled, y, d, alpha_max, tau, f_lu, rhs, phi0, h, mu, nu, slope, max_backtracks):
+    """Backtracking on the ``ℓ₁`` merit function in one loop (one evaluation of ``h`` per trial): the full step
+    first, then one second-order correction (``d_soc`` from the same factors with ``α h(y) + h(y + α d)`` in
+    place of ``h(y)``), then halvings of ``d``."""
+    n = y.shape[0]
+
+    def body(c):
+        k, alpha, y_trial, _, _ = c
+        h_trial = p.h(y_trial)
+        value = p.barrier(y_trial, mu) + nu * jnp.sum(jnp.abs(h_trial))
+        ok = jnp.isfinite(value) & (value <= phi0 + _ARMIJO * alpha * slope)
+        d_soc = lu_solve(f_lu, rhs.at[n:].set(-(alpha_max * h + h_trial)))[:n]
+        y_soc = y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
+        alpha_next = jnp.where(k == 0, alpha, 0.5 * alpha)
+        y_next = jnp.where(k == 0, y_soc, y + alpha_next * d)
+        return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_trial, y_next), ok, y_trial
+
+    init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False), y)
+    _, alpha, y_new, ok, _ = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < max_backtracks + 2), body, init)
+    return y_new, alpha, ok
+
+
+def _values_and_jacobians(p: Scaled, y):
+    """``(f, h)`` and ``(∇f, ∇h)`` from one linearisation."""
+    fh = lambda z: (p.f(z), p.h(z))  # noqa: E731
+    jac, value = jax.jacfwd(lambda z: (fh(z), fh(z)), has_aux=True)(y)
+    return value, jac
+
+
+def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
+    """One iteration: derivatives, barrier update, Newton step, line search, multiplier update."""
+    y, lam, zl, zu, mu = s.y, s.lam, s.zl, s.zu, s.mu
+    (_, h), (g, J) = _values_and_jacobians(p, y)
+    W = jax.hessian(lambda z: p.f(z) + lam @ p.h(z))(y)
+    error, _ = optimality_error(p, y, lam, zl, zu, 0.0, g, J, h)
+    converged = error <= options.tol
+    error_mu, _ = optimality_error(p, y, lam, zl, zu, mu, g, J, h)
+    mu = jnp.where(error_mu <= 10.0 * mu,
+                   jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), mu)
+    tau = jnp.maximum(options.tau_min, 1.0 - mu)
+    sl, su = p.slacks(y)
+    sigma = jnp.where(p.has_lower, zl / sl, 0.0) + jnp.where(p.has_upper, zu / su, 0.0)
+    rhs = -jnp.concatenate([p.barrier_gradient(g, y, mu), h])
+    f_lu, sol, delta, _, regular = _newton(p, W, J, sigma, rhs, s.delta, mu)
+    n = y.shape[0]
+    d, lam_plus = sol[:n], sol[n:]
+    dzl = jnp.where(p.has_lower, mu / sl - zl - zl / sl * d, 0.0)
+    dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
+    alpha_max = _fraction_to_boundary(p, y, d, tau)
+    alpha_z = jnp.minimum(_dual_fraction(zl, dzl, p.has_lower, tau), _dual_fraction(zu, dzu, p.has_upper, tau))
+    nu = jnp.maximum(s.nu, 1.1 * jnp.max(jnp.abs(lam_plus), initial=0.0) + 1.0)
+    slope = p.barrier_gradient(g, y, mu) @ d - nu * jnp.sum(jnp.abs(h))
+    phi0 = p.barrier(y, mu) + nu * jnp.sum(jnp.abs(h))
+    y_new, alpha, ok = _line_search(p, y, d, alpha_max, tau, f_lu, rhs, phi0, h, mu, nu, slope,
+                                    options.max_backtracks)
+    lam_new = lam + alpha * (lam_plus - lam)
+    zl_new, zu_new = zl + alpha_z * dzl, zu + alpha_z * dzu
+    # safeguard: z within a factor κ_Σ of μ / slack (eq. 16)
+    sl_new, su_new = p.slacks(y_new)
+    zl_new = jnp.where(p.has_lower, jnp.clip(zl_new, mu / (_KAPPA_SIGMA * sl_new), _KAPPA_SIGMA * mu / sl_new), 0.0)
+    zu_new = jnp.where(p.has_upper, jnp.clip(zu_new, mu / (_KAPPA_SIGMA * su_new), _KAPPA_SIGMA * mu / su_new), 0.0)
+    finite = jnp.all(jnp.isfinite(g)) & jnp.all(jnp.isfinite(h)) & jnp.all(jnp.isfinite(J)) & jnp.all(
+        jnp.isfinite(W))
+    step = s.step + 1
+    result = NLPResults.where(
+        converged, NLPResults.successful,
+        NLPResults.where(~finite, NLPResults.nonfinite_values,
+                         NLPResults.where(~regular, NLPResults.singular_newton,
+                                          NLPResults.where(~ok, _failure(p, y, h, options), NLPResults.iteration_limit))))
+    done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
+    keep = converged | ~finite | ~regular
+    pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
+    return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, nu,
+                 jnp.where(regular, delta, s.delta), error,
+                 jnp.max(jnp.abs(h), initial=0.0), jnp.where(keep, s.step, step), result, done)
+
+
+def _failure(p: Scaled, y, h, options) -> NLPResults:
+    """A failed line search: infeasible where the constraints are violated, else a step failure."""
+    return NLPResults.where(jnp.max(jnp.abs(h), initial=0.0) > jnp.sqrt(options.tol), NLPResults.infeasible,
+                            NLPResults.step_failure)
+
+
+def initial_point(p: Scaled, y0, options: NLPOptions):
+    """``y0`` moved inside its bounds (IPOPT §3.6: ``bound_push`` and ``bound_frac`` both `bound_push`)."""
+    k = options.bound_push
+    width = jnp.where(p.has_lower & p.has_upper, p.upper - p.lower, jnp.inf)
+    pl = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(p.lower)), k * width)
+    pu = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(p.upper)), k * width)
+    y = jnp.where(p.has_lower, jnp.maximum(y0, p.lower + pl), y0)
+    return jnp.where(p.has_upper, jnp.minimum(y, p.upper - pu), y)
+
+
+def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
+    """Run the iterations from ``y0`` (moved inside the bounds), ``λ = 0``, ``z = 1``."""
+    y = initial_point(p, y0, options)
+    one = jnp.ones_like(y)
+    mu = jnp.asarray(options.mu_init, y.dtype)
+    s = State(y, jnp.zeros(m, y.dtype), jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0), mu,
+              jnp.ones_like(mu), jnp.zeros_like(mu), jnp.full_like(mu, jnp.inf), jnp.full_like(mu, jnp.inf), jnp.asarray(0),
+              NLPResults.successful, jnp.asarray(False))
+    return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), s)

@@ -1,0 +1,79 @@
+"""The outcomes, options and solution of :func:`~difimpact.solve_nlp`."""
+
+import equinox as eqx
+
+from .._custom_types import Array, Float, Int, Scalar
+from .._results import RESULTS
+
+
+class NLPResults(RESULTS):  # pyright: ignore
+    """Outcomes of :func:`~difimpact.solve_nlp` (and of the optimal gaits built on it)."""
+
+    successful = ""
+    iteration_limit = (
+        "The interior-point method reached its iteration limit (`max_steps`) before the optimality conditions held "
+        "to `tol`: raise `max_steps`, start nearer a solution, or loosen `tol`."
+    )
+    step_failure = (
+        "The line search could not decrease the merit function along the Newton direction: the problem may be "
+        "locally infeasible near this guess (constraints that cannot all hold), or badly scaled."
+    )
+    infeasible = (
+        "The iterates converged to a point where the constraints do not hold and cannot be reduced further "
+        "(local infeasibility): the constraints contradict each other near this guess (e.g. a step length, "
+        "speed or bound that the model cannot meet)."
+    )
+    singular_newton = (
+        "The Newton (KKT) matrix stayed singular after regularisation: the constraints are linearly dependent "
+        "or the problem is degenerate at this point."
+    )
+    nonfinite_values = (
+        "The objective, constraints or their derivatives became non-finite (inf or NaN) at an iterate: "
+        "a state or parameter out of the model's range (e.g. a singular mass matrix)."
+    )
+
+
+class NLPOptions(eqx.Module):
+    """Options of the interior-point method (names and defaults after IPOPT's, Wächter & Biegler 2006).
+
+    - `tol`: the scaled optimality error ``E_0`` at which the solve stops (IPOPT's ``tol``, eq. 5).
+    - `max_steps`: the iteration limit.
+    - `mu_init`: the initial barrier parameter; `kappa_mu`, `theta_mu`: its superlinear decrease
+      ``μ ← max(tol/10, min(κ_μ μ, μ^{θ_μ}))`` (eq. 7); `tau_min`: the fraction-to-the-boundary floor (eq. 8).
+    - `bound_push`: how far inside its bounds a start is moved (IPOPT's ``bound_push``/``bound_frac``).
+    - `max_gradient`: the objective, if its gradient at the start exceeds it, is scaled down to it
+      (IPOPT's ``nlp_scaling_max_gradient``).
+    - `max_backtracks`: halvings of the step in the line search.
+    """
+
+    tol: float = 1e-9
+    max_steps: int = 300
+    mu_init: float = 0.1
+    kappa_mu: float = 0.2
+    theta_mu: float = 1.5
+    tau_min: float = 0.99
+    bound_push: float = 1e-2
+    max_gradient: float = 100.0
+    max_backtracks: int = 40
+
+
+class NLPSolution(eqx.Module):
+    """Result of :func:`~difimpact.solve_nlp`.
+
+    - `x`: the solution (the problem's variables, without the slacks of the inequalities).
+    - `value`: the objective ``f(x)`` (unscaled).
+    - `multipliers`: ``λ`` of the equality constraints, then of the inequality constraints (the Lagrangian
+      ``f + λᵀ h``, ``h = (c(x), d(x) − s)``, unscaled).
+    - `bound_multipliers`: ``z_L − z_U`` of the variables' bounds (unscaled).
+    - `constraint_violation`: ``max |c(x)|`` and the inequalities' violation of their bounds.
+    - `iterations`, `result` (:class:`NLPResults`), `optimality_error` (IPOPT's scaled ``E_0``).
+    """
+
+    x: Float[Array, " n"]
+    value: Scalar
+    multipliers: Float[Array, " m"]
+    bound_multipliers: Float[Array, " n"]
+    constraint_violation: Scalar
+    optimality_error: Scalar
+    iterations: Int[Array, ""]
+    result: NLPResults

@@ -1,0 +1,231 @@
+"""``optimal_gait``: the optimal periodic step of a powered biped by direct collocation and the interior-point
+method of :func:`~difimpact.solve_nlp`, differentiable in the model's and the problem's parameters."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Float, Int, Scalar
+from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
+from .._validation import as_float, flag, instance, positive
+from . import collocation
+from .biped import PoweredBiped
+from .problem import COSTS, GaitProblem, NORMALISATIONS
+
+
+class OptimalGait(eqx.Module):
+    """An optimal periodic step (:func:`optimal_gait`).
+
+    - `t` ``(G,)``, `theta` ``(G, j)``, `theta_dot` ``(G, j)``, `u` ``(G, k)``: the collocation solution, from
+      just after one heel strike (``t = 0``) to just before the next (``t = T``).
+    - `cost`: the objective's value; `step_time`, `step_length` [m], `speed` [m/s].
+    - `impact_loss` [J], `xi` (loss / ``T⁻``), `xi_I` (``T_c⁻/T⁻``, seed 003 eq. 23), `lift_off_speed`
+      (``v_{Sn}^+`` [m/s], the trailing foot's normal velocity after heel strike, positive when it lifts off;
+      seed 003, eq. 4), `impulses` (the swing foot's ``(λ_n, λ_t)`` [N s]).
+    - `theta_dot_plus`: post-impact joint rates after the relabelling (``= theta_dot[0]`` at a solution).
+    - `ground_force` ``(G, 2)``: ``(F_t, F_n)`` on the stance foot [N].
+    - `positive_work`, `net_work` [J]: ``∫ Σ max(0, u ω) dt`` and ``∫ Σ u ω dt`` by the method's quadrature.
+    - `problem`: the :class:`GaitProblem` solved; `solution`: the :class:`~difimpact.NLPSolution`;
+      `result`, `iterations`.
+    """
+
+    t: Float[Array, " G"]
+    theta: Float[Array, "G j"]
+    theta_dot: Float[Array, "G j"]
+    u: Float[Array, "G k"]
+    cost: Scalar
+    step_time: Scalar
+    step_length: Scalar
+    speed: Scalar
+    impact_loss: Scalar
+    xi: Scalar
+    xi_I: Scalar
+    lift_off_speed: Scalar
+    impulses: Float[Array, " 2"]
+    theta_dot_plus: Float[Array, " j"]
+    ground_force: Float[Array, "G 2"]
+    positive_work: Scalar
+    net_work: Scalar
+    problem: GaitProblem
+    solution: NLPSolution
+    result: NLPResults
+    iterations: Int[Array, ""]
+
+    def state(self, t) -> tuple[Float[Array, " j"], Float[Array, " j"], Float[Array, " k"]]:
+        """``(θ, θ̇, u)`` at time ``t`` by the method's interpolation (Kelly 2017, eqs. 3.8–3.9, 4.8, 4.10)."""
+        p = self.problem
+        x = jnp.concatenate([self.theta, self.theta_dot], axis=1)
+        f, _ = p._field(x, self.u)
+        x_t, u_t = collocation.interpolate(p.method, self.t, x, f, self.u, t)
+        j = self.theta.shape[1]
+        return x_t[:j], x_t[j:], u_t
+
+
+def _pair(name, value, size, dtype):
+    if value is None:
+        return jnp.full(size, -jnp.inf, dtype), jnp.full(size, jnp.inf, dtype)
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"`{name}` must be a (lower, upper) pair, got {value!r}.")
+    lo, hi = (jnp.broadcast_to(as_float(f"{name}[{i}]", v, finite=False), (size,)).astype(dtype)
+              for i, v in enumerate(value))
+    return lo, hi
+
+
+def _limits(limits, dtype):
+    if not limits:
+        return (), (jnp.zeros(0, dtype), jnp.zeros(0, dtype))
+    pairs, lo, hi = [], [], []
+    for item in limits:
+        if not (isinstance(item, (tuple, list)) and len(item) == 4):
+            raise TypeError(f"`joint_limits` items must be (body_a, body_b, lower, upper), got {item!r}.")
+        pairs.append((item[0], item[1]))
+        lo.append(as_float("joint_limits lower", item[2], finite=False))
+        hi.append(as_float("joint_limits upper", item[3], finite=False))
+    return tuple(pairs), (jnp.stack(lo).astype(dtype), jnp.stack(hi).astype(dtype))
+
+
+def make_problem(biped, *, step_length, step_time, speed, method, segments, cost, normalise, angle_bounds,
+                 rate_bounds, torque_bounds, time_bounds, joint_limits, friction, clearance, foot_velocity, lift_off,
+                 smoothing, dtype) -> GaitProblem:
+    """The :class:`GaitProblem` of :func:`optimal_gait`'s arguments, checked."""
+    instance("biped", biped, PoweredBiped)
+    collocation.check_method(method, segments)
+    for name, value, allowed in (("cost", cost, COSTS), ("normalise", normalise, NORMALISATIONS),
+                                 ("lift_off", lift_off, ("report", "impose"))):
+        if value not in allowed:
+            raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")
+    if (step_time is None) == (speed is None):
+        raise ValueError("give exactly one of `step_time` (fixed) and `speed` (the step time is then free).")
+    if speed is not None and step_length is None:
+        raise ValueError("`speed` needs `step_length` (the speed is the step length over the free step time).")
+    for item in joint_limits or ():
+        for b in item[:2]:
+            if b not in biped.model.tree().body_names:
+                raise ValueError(f"`joint_limits`: unknown body {b!r}; the model has "
+                                 f"{list(biped.model.tree().body_names)}.")
+    j, k = biped.joints, biped.controls
+    pairs, limits = _limits(joint_limits, dtype)
+    opt = lambda name, v: None if v is None else positive(name, v, shape=()).astype(dtype)  # noqa: E731
+    return GaitProblem(
+        biped=biped, step_length=opt("step_length", step_length), step_time=opt("step_time", step_time),
+        speed=opt("speed", speed), angle_bounds=_pair("angle_bounds", angle_bounds, j, dtype),
+        rate_bounds=_pair("rate_bounds", rate_bounds, j, dtype),
+        torque_bounds=_pair("torque_bounds", torque_bounds, k, dtype),
+        time_bounds=tuple(x[0] for x in _pair("time_bounds", time_bounds, 1, dtype)), limits=limits,
+        friction=opt("friction", friction), clearance=None if clearance is None else as_float(
+            "clearance", clearance, shape=()).astype(dtype),
+        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, method=method,
+        segments=int(segments), cost=cost, normalise=normalise, foot_velocity=flag("foot_velocity", foot_velocity),
+        lift_off=lift_off)
+
+
+def initial_guess(problem: GaitProblem, theta0, T) -> Float[Array, " N"]:
+    """Kelly's guess (OptimTraj ``MAIN.m``): the joint angles linear from ``θ_0`` to the posture whose
+    relabelling is ``θ_0``, constant rates, zero torques."""
+    lay = problem.layout
+    R = problem.biped.relabelling()
+    theta_end = jnp.linalg.solve(jnp.asarray(R, theta0.dtype), theta0) if R.shape[0] else theta0
+    s = jnp.linspace(0.0, 1.0, lay.points)[:, None]
+    theta = theta0 + s * (theta_end - theta0)
+    rates = jnp.broadcast_to((theta_end - theta0) / T, theta.shape)
+    x = jnp.concatenate([theta, rates], axis=1)
+    return lay.pack(x, jnp.zeros((lay.points, lay.controls), theta0.dtype), T)
+
+
+def _gait(problem: GaitProblem, sol: NLPSolution) -> OptimalGait:
+    z = sol.x
+    x, u, T = problem.unpack(z)
+    j = problem.biped.joints
+    _, force = problem._field(x, u)
+    rates_plus, imp = problem.impact(z)
+    w = jnp.asarray(collocation.weights(problem.method, problem.segments), z.dtype)
+    power = u * jax.vmap(problem.biped.joint_rates)(x[:, j:])
+    length = problem.biped.swing_foot_position(x[-1, :j])[0]
+    return OptimalGait(
+        t=collocation.times(problem.method, problem.segments, T), theta=x[:, :j], theta_dot=x[:, j:], u=u,
+        cost=sol.value, step_time=jnp.asarray(T, z.dtype), step_length=length, speed=length / T,
+        impact_loss=imp.loss, xi=imp.xi, xi_I=imp.xi_I, lift_off_speed=problem.biped.lift_off_speed(imp),
+        impulses=imp.impulses, theta_dot_plus=rates_plus, ground_force=force,
+        positive_work=T * (w @ jnp.sum(jnp.maximum(power, 0.0), axis=1)), net_work=T * (w @ jnp.sum(power, axis=1)),
+        problem=problem, solution=sol, result=sol.result, iterations=sol.iterations)
+
+
+def optimal_gait(
+    biped: PoweredBiped,
+    guess,
+    *,
+    step_length=None,
+    step_time=None,
+    speed=None,
+    method: str = "hermite-simpson",
+    segments: int = 10,
+    cost: str = "torque-squared",
+    normalise: str = "none",
+    angle_bounds=None,
+    rate_bounds=None,
+    torque_bounds=None,
+    time_bounds=(0.05, 5.0),
+    joint_limits=(),
+    friction=None,
+    clearance=None,
+    foot_velocity: bool = False,
+    lift_off: str = "report",
+    smoothing=1e-3,
+    options: NLPOptions = NLPOptions(),
+    throw: bool = True,
+) -> OptimalGait:
+    r"""The optimal periodic step of `biped` on level ground by direct collocation (:mod:`.collocation`) and the
+    interior-point method of :func:`~difimpact.solve_nlp`, under ``jit`` and ``vmap``.
+
+    Derivatives of anything computed from the result (the cost, the speed, the impact loss, ``ξ`` at heel
+    strike …) with respect to the model's parameters (`biped.model`'s fields) and the problem's numbers
+    (`step_length`, `step_time`, `speed`, `friction`, …) are exact at the optimum: the implicit function theorem
+    on the optimality conditions (:func:`~difimpact.solve_nlp`), never differentiation through the iterations.
+
+    **Arguments:**
+
+    - `biped`: a :class:`~difimpact.PoweredBiped`.
+    - `guess`: the joint angles ``θ_0`` just after heel strike ``(j,)`` — the start is Kelly's guess from it
+      (linear to the posture whose relabelling is ``θ_0``, zero torques) — or an :class:`OptimalGait` of the same
+      method and mesh (a warm start).
+    - `step_length` [m]: where the swing foot strikes (``None``: free).
+    - `step_time` [s] (fixed), or `speed` [m/s] (the step time is then free, within `time_bounds`).
+    - `method`: ``"hermite-simpson"`` (separated form) or ``"trapezoid"``; `segments`: the mesh.
+    - `cost`: ``"torque-squared"`` (``∫Σu² dt``) or ``"positive-work"`` (``∫Σ max(0, uω) dt``, smoothed by
+      `smoothing` [W]); `normalise`: ``"none"``, ``"distance"`` (÷ step length) or ``"transport"`` (÷ m g L).
+    - `angle_bounds`, `rate_bounds`: ``(lower, upper)`` on ``θ`` and ``θ̇`` (scalars or ``(j,)``);
+      `torque_bounds` on ``u`` (scalars or ``(k,)``); ``None``: unbounded.
+    - `joint_limits`: ``(body_a, body_b, lower, upper)`` on the angle ``θ_a − θ_b`` (less its constant offset)
+      at every point (e.g. knees that do not hyperextend).
+    - `friction`: ``μ``: the stance foot's normal force ``F_n ≥ 0`` and ``|F_t| ≤ μ F_n`` at every point
+      (``None``: not imposed).
+    - `clearance` [m]: the swing foot's least height at the interior points (``None``: may scuff).
+    - `foot_velocity`: the swing foot rises at the start and descends at the end (Kelly's ``cst_footVel``).
+    - `lift_off`: ``"report"`` the trailing foot's post-impact normal velocity, or ``"impose"`` it ``≥ 0``.
+    - `options`: :class:`~difimpact.NLPOptions`; `throw`: raise on a failed solve (else see ``result``).
+
+    **Returns:** an :class:`OptimalGait`.
+    """
+    dtype = jnp.result_type(float)
+    problem = make_problem(
+        biped, step_length=step_length, step_time=step_time, speed=speed, method=method, segments=segments,
+        cost=cost, normalise=normalise, angle_bounds=angle_bounds, rate_bounds=rate_bounds,
+        torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits, friction=friction,
+        clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off, smoothing=smoothing, dtype=dtype)
+    if isinstance(guess, OptimalGait):
+        if guess.problem.layout != problem.layout:
+            raise ValueError("`guess`: an OptimalGait of another method, mesh or time setting; pass its "
+                             "`theta[0]` instead.")
+        z0 = guess.solution.x
+    else:
+        theta0 = as_float("guess", guess, shape=(biped.joints,))
+        T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed
+        z0 = initial_guess(problem, theta0, T0)
+    lower, upper = problem.variable_bounds(dtype)
+    d_lo, d_hi = problem.inequality_bounds(dtype)
+    has_ineq = d_lo is not None
+    sol = solve_nlp(lambda z, p: p.objective(z), z0, problem, equality=lambda z, p: p.equality(z),
+                    inequality=(lambda z, p: p.inequality(z)) if has_ineq else None, lower=lower, upper=upper,
+                    inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi, options=options,
+                    throw=throw)
+    return _gait(problem, sol)

@@ -1,0 +1,183 @@
+r"""One step of a symmetric periodic gait as a nonlinear program: variables, cost and constraints.
+
+The variables are the joint states ``x_i = (θ_i, θ̇_i)`` and torques ``u_i`` at the collocation points
+(:mod:`.collocation`) and, with a free step time, ``T``. The step is periodic through the heel-strike map and
+the legs' relabelling (:class:`~difimpact.PoweredBiped`): ``θ_0 = R θ_G``, ``θ̇_0 = R \dot q^+_θ(θ_G, θ̇_G)``; the
+swing foot ends on the ground at the step length. Costs (Kelly 2017, eq. 7.1; Srinivasan & Ruina, *Computer
+optimization of a minimal biped model discovers walking and running*, Nature 439, 2006):
+
+$$J_{u^2} = \int_0^T \sum_j u_j^2\,dt,\qquad J_{W^+} = \int_0^T \sum_j \max(0, u_j ω_j)\,dt,$$
+
+divided by the step length (cost per distance) or by ``m g L`` (cost of transport) on request; ``max(0, ·)`` is
+smoothed as ``½(p + \sqrt{p^2 + ε^2})``.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Float, Scalar
+from . import collocation
+from .biped import PoweredBiped
+
+COSTS = ("torque-squared", "positive-work")
+NORMALISATIONS = ("none", "distance", "transport")
+
+
+class Layout(eqx.Module):
+    """Where the variables sit in the flat vector ``z``: ``G`` points of ``s = 2j`` states and ``k`` controls,
+    then ``T`` if it is free."""
+
+    points: int = eqx.field(static=True)
+    states: int = eqx.field(static=True)
+    controls: int = eqx.field(static=True)
+    free_time: bool = eqx.field(static=True)
+
+    @property
+    def size(self) -> int:
+        return self.points * (self.states + self.controls) + int(self.free_time)
+
+    def unpack(self, z, T_fixed):
+        G, s, k = self.points, self.states, self.controls
+        x = z[: G * s].reshape(G, s)
+        u = z[G * s: G * (s + k)].reshape(G, k)
+        T = z[-1] if self.free_time else T_fixed
+        return x, u, T
+
+    def pack(self, x, u, T=None):
+        parts = [x.reshape(-1), u.reshape(-1)]
+        if self.free_time:
+            parts.append(jnp.reshape(T, (1,)))
+        return jnp.concatenate(parts)
+
+
+class GaitProblem(eqx.Module):
+    """The numbers of one optimal-gait problem (its leaves are what gradients reach) and its structure (static).
+    Built by :func:`~difimpact.optimal_gait`; see there for the meaning of each field."""
+
+    biped: PoweredBiped
+    step_length: Scalar | None
+    step_time: Scalar | None
+    speed: Scalar | None
+    angle_bounds: tuple[Float[Array, " j"], Float[Array, " j"]]
+    rate_bounds: tuple[Float[Array, " j"], Float[Array, " j"]]
+    torque_bounds: tuple[Float[Array, " k"], Float[Array, " k"]]
+    time_bounds: tuple[Scalar, Scalar]
+    limits: tuple[Float[Array, " l"], Float[Array, " l"]]
+    friction: Scalar | None
+    clearance: Scalar | None
+    smoothing: Scalar
+    limit_pairs: tuple[tuple[str, str], ...] = eqx.field(static=True)
+    method: str = eqx.field(static=True)
+    segments: int = eqx.field(static=True)
+    cost: str = eqx.field(static=True)
+    normalise: str = eqx.field(static=True)
+    foot_velocity: bool = eqx.field(static=True)
+    lift_off: str = eqx.field(static=True)
+
+    @property
+    def layout(self) -> Layout:
+        j, k = self.biped.joints, self.biped.controls
+        return Layout(collocation.points(self.method, self.segments), 2 * j, k, self.step_time is None)
+
+    def unpack(self, z):
+        return self.layout.unpack(z, self.step_time)
+
+    def _field(self, x, u):
+        """``ẋ`` and the ground force at every point."""
+        j = self.biped.joints
+        acc, force = jax.vmap(self.biped.dynamics)(x[:, :j], x[:, j:], u)
+        return jnp.concatenate([x[:, j:], acc], axis=1), force
+
+    def limit_rows(self):
+        """Rows ``r`` with the limited joint angle ``θ_a − θ_b = r·θ`` (+ constant offsets)."""
+        tree = self.biped.model.tree()
+        rows = tree._angle_rows()[:, 2:]
+        names = tree.body_names
+        return jnp.asarray([rows[names.index(a)] - rows[names.index(b)] for a, b in self.limit_pairs]).reshape(
+            len(self.limit_pairs), self.biped.joints)
+
+    def objective(self, z):
+        x, u, T = self.unpack(z)
+        w = jnp.asarray(collocation.weights(self.method, self.segments), z.dtype)
+        if self.cost == "torque-squared":
+            running = jnp.sum(u**2, axis=1)
+        else:
+            power = u * jax.vmap(self.biped.joint_rates)(x[:, self.biped.joints:])
+            running = jnp.sum(0.5 * (power + jnp.sqrt(power**2 + self.smoothing**2)), axis=1)
+        J = T * (w @ running)
+        if self.normalise == "none":
+            return J
+        distance = self.biped.swing_foot_position(x[-1, : self.biped.joints])[0]
+        if self.normalise == "distance":
+            return J / distance
+        weight = jnp.sum(self.biped.model.tree().mass) * self.biped.model.tree().g
+        return J / (weight * distance)
+
+    def impact(self, z):
+        x, _, _ = self.unpack(z)
+        j = self.biped.joints
+        return self.biped.heel_strike(x[-1, :j], x[-1, j:])
+
+    def equality(self, z):
+        x, u, T = self.unpack(z)
+        j = self.biped.joints
+        f, _ = self._field(x, u)
+        parts = [collocation.defects(self.method, x, f, T).reshape(-1)]
+        rates_plus, _ = self.impact(z)
+        parts += [x[0, :j] - self.biped.relabel(x[-1, :j]), x[0, j:] - rates_plus]
+        foot = self.biped.swing_foot_position(x[-1, :j])
+        parts.append(foot[1:])
+        if self.step_length is not None:
+            parts.append(jnp.reshape(foot[0] - self.step_length, (1,)))
+        if self.speed is not None:
+            parts.append(jnp.reshape(foot[0] - self.speed * T, (1,)))
+        return jnp.concatenate(parts)
+
+    def inequality(self, z):
+        """The inequalities ``d(z)`` with their bounds (:meth:`inequality_bounds`)."""
+        x, u, _ = self.unpack(z)
+        j = self.biped.joints
+        parts = []
+        if self.limit_pairs:
+            parts.append((x[:, :j] @ self.limit_rows().T).reshape(-1))
+        if self.friction is not None:
+            _, force = self._field(x, u)
+            parts += [force[:, 1], self.friction * force[:, 1] - force[:, 0], self.friction * force[:, 1] + force[:, 0]]
+        if self.clearance is not None:
+            parts.append(jax.vmap(self.biped.swing_foot_position)(x[1:-1, :j])[:, 1])
+        if self.foot_velocity:
+            v0 = self.biped.swing_foot_velocity(x[0, :j], x[0, j:])[1]
+            v1 = self.biped.swing_foot_velocity(x[-1, :j], x[-1, j:])[1]
+            parts.append(jnp.stack([v0, -v1]))
+        if self.lift_off == "impose":
+            _, sol = self.impact(z)
+            parts.append(jnp.reshape(self.biped.lift_off_speed(sol), (1,)))
+        return jnp.concatenate(parts) if parts else None
+
+    def inequality_bounds(self, dtype):
+        G = self.layout.points
+        lo, hi = [], []
+        if self.limit_pairs:
+            lo.append(jnp.tile(self.limits[0], G)), hi.append(jnp.tile(self.limits[1], G))
+        if self.friction is not None:
+            lo.append(jnp.zeros(3 * G, dtype)), hi.append(jnp.full(3 * G, jnp.inf, dtype))
+        if self.clearance is not None:
+            lo.append(jnp.full(G - 2, self.clearance, dtype)), hi.append(jnp.full(G - 2, jnp.inf, dtype))
+        if self.foot_velocity:
+            lo.append(jnp.zeros(2, dtype)), hi.append(jnp.full(2, jnp.inf, dtype))
+        if self.lift_off == "impose":
+            lo.append(jnp.zeros(1, dtype)), hi.append(jnp.full(1, jnp.inf, dtype))
+        if not lo:
+            return None, None
+        return jnp.concatenate(lo).astype(dtype), jnp.concatenate(hi).astype(dtype)
+
+    def variable_bounds(self, dtype):
+        G, lay = self.layout.points, self.layout
+        state_lo = jnp.concatenate([self.angle_bounds[0], self.rate_bounds[0]])
+        state_hi = jnp.concatenate([self.angle_bounds[1], self.rate_bounds[1]])
+        lo = [jnp.tile(state_lo, G), jnp.tile(self.torque_bounds[0], G)]
+        hi = [jnp.tile(state_hi, G), jnp.tile(self.torque_bounds[1], G)]
+        if lay.free_time:
+            lo.append(jnp.reshape(self.time_bounds[0], (1,))), hi.append(jnp.reshape(self.time_bounds[1], (1,)))
+        return jnp.concatenate(lo).astype(dtype), jnp.concatenate(hi).astype(dtype)
