@@ -56,6 +56,11 @@ from ._impact.constrained import (
     ImpactSolution as ImpactSolution,
 )
 from ._impact.ground import impact as impact, loss_per_distance as loss_per_distance
+from ._impact.pushoff import (
+    pushoff_impact as pushoff_impact,
+    PushoffResults as PushoffResults,
+    PushoffSolution as PushoffSolution,
+)
 from ._impact.frictional import (
     FRICTIONAL_REGIMES as FRICTIONAL_REGIMES,
     FrictionalImpactResults as FrictionalImpactResults,

@@ -13,4 +13,5 @@ from . import (
 from . import measured as measured
 from . import gaits as gaits  # noqa: I001 (registration order: simplest models first)
 from . import gait_compass as gait_compass
+from . import gait_kuo as gait_kuo
 from .base import REGISTRY as REGISTRY, Check as Check, Experiment as Experiment, Outcome as Outcome, select as select
