@@ -96,6 +96,17 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
+from ._nlp import NLPOptions as NLPOptions, NLPResults as NLPResults, NLPSolution as NLPSolution, solve_nlp as solve_nlp
+from ._powered import (
+    biped_torso_walker as biped_torso_walker,
+    five_link_walker as five_link_walker,
+    GaitProblem as GaitProblem,
+    KELLY_GUESS as KELLY_GUESS,
+    kelly_gait as kelly_gait,
+    optimal_gait as optimal_gait,
+    OptimalGait as OptimalGait,
+    PoweredBiped as PoweredBiped,
+)
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._draw import draw_model as draw_model
 from ._problems import (

@@ -23,8 +23,9 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
-from .dense import lu_factor, lu_solve, LU
+from . import newton
 from .solution import NLPOptions, NLPResults
+from .sparsity import hessian, values_and_jacobians
 
 _KAPPA_CURVATURE = 1e-10  # the curvature test's κ
 _ARMIJO = 1e-4
@@ -33,15 +34,23 @@ _MAX_REGULARISATIONS = 24
 
 
 class Scaled(eqx.Module):
-    """The problem as the iterations see it: objective and constraints scaled by constants fixed at the start,
-    bounds with ``±inf`` where there is none, and the masks of the finite bounds."""
+    """The problem as the iterations see it: ``y = (x, s)``, the objective `f`, equalities `c` and inequalities
+    `d` of ``x`` scaled by constants fixed at the start, bounds on ``y`` with ``±inf`` where there is none, the
+    masks of the finite bounds, and the derivatives' sparsity (or ``None``: dense)."""
 
     f: object = eqx.field(static=True)
-    h: object = eqx.field(static=True)
+    c: object = eqx.field(static=True)
+    d: object = eqx.field(static=True)
+    n: int = eqx.field(static=True)
+    sparsity: object = eqx.field(static=True)
     lower: Float[Array, " N"]
     upper: Float[Array, " N"]
     has_lower: Bool[Array, " N"]
     has_upper: Bool[Array, " N"]
+
+    def h(self, y):
+        x, s = y[: self.n], y[self.n:]
+        return jnp.concatenate([self.c(x), self.d(x) - s])
 
     def slacks(self, y):
         """``y − l`` and ``u − y``, one where there is no bound (their logarithm is then zero)."""
@@ -49,12 +58,16 @@ class Scaled(eqx.Module):
 
     def barrier(self, y, mu):
         sl, su = self.slacks(y)
-        return self.f(y) - mu * (jnp.sum(jnp.where(self.has_lower, jnp.log(sl), 0.0))
-                                 + jnp.sum(jnp.where(self.has_upper, jnp.log(su), 0.0)))
+        return self.f(y[: self.n]) - mu * (jnp.sum(jnp.where(self.has_lower, jnp.log(sl), 0.0))
+                                           + jnp.sum(jnp.where(self.has_upper, jnp.log(su), 0.0)))
 
     def barrier_gradient(self, g, y, mu):
         sl, su = self.slacks(y)
         return g - jnp.where(self.has_lower, mu / sl, 0.0) + jnp.where(self.has_upper, mu / su, 0.0)
+
+    def sigma(self, y, zl, zu):
+        sl, su = self.slacks(y)
+        return jnp.where(self.has_lower, zl / sl, 0.0) + jnp.where(self.has_upper, zu / su, 0.0)
 
 
 class State(eqx.Module):
@@ -72,52 +85,82 @@ class State(eqx.Module):
     done: Bool[Array, ""]
 
 
-def optimality_error(p: Scaled, y, lam, zl, zu, mu, g, J, h):
+class Linearisation(eqx.Module):
+    """Values and first derivatives at ``y``: ``∇f`` over ``y`` (zero on the slacks), ``h``, ``J_c``, ``J_d``."""
+
+    g: Float[Array, " N"]
+    h: Float[Array, " M"]
+    Jc: Float[Array, "mc n"]
+    Jd: Float[Array, "md n"]
+
+    def jacobian_transpose(self, lam):
+        """``∇hᵀ λ`` over ``y = (x, s)``."""
+        mc = self.Jc.shape[0]
+        return jnp.concatenate([self.Jc.T @ lam[:mc] + self.Jd.T @ lam[mc:], -lam[mc:]])
+
+
+def linearise(p: Scaled, y) -> Linearisation:
+    x = y[: p.n]
+    (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.c, p.d, x, p.sparsity)
+    g = jnp.concatenate([gx, jnp.zeros(y.shape[0] - p.n, y.dtype)])
+    return Linearisation(g, jnp.concatenate([c, d - y[p.n:]]), Jc, Jd)
+
+
+def optimality_error(p: Scaled, y, lam, zl, zu, mu, lin: Linearisation):
     """IPOPT's scaled optimality error ``E_μ`` (eq. 5) with ``s_max = 100``."""
     sl, su = p.slacks(y)
     zl_, zu_ = jnp.where(p.has_lower, zl, 0.0), jnp.where(p.has_upper, zu, 0.0)
     n_z = jnp.maximum(jnp.sum(p.has_lower) + jnp.sum(p.has_upper), 1)
     s_d = jnp.maximum(100.0, (jnp.sum(jnp.abs(lam)) + jnp.sum(zl_) + jnp.sum(zu_)) / (lam.size + n_z)) / 100.0
     s_c = jnp.maximum(100.0, (jnp.sum(zl_) + jnp.sum(zu_)) / n_z) / 100.0
-    dual = jnp.max(jnp.abs(g + J.T @ lam - zl_ + zu_)) / s_d
-    primal = jnp.max(jnp.abs(h)) if h.size else jnp.zeros_like(mu)
+    dual = jnp.max(jnp.abs(lin.g + lin.jacobian_transpose(lam) - zl_ + zu_)) / s_d
+    primal = jnp.max(jnp.abs(lin.h), initial=0.0)
     comp = jnp.maximum(jnp.max(jnp.where(p.has_lower, jnp.abs(sl * zl - mu), 0.0)),
                        jnp.max(jnp.where(p.has_upper, jnp.abs(su * zu - mu), 0.0))) / s_c
-    return jnp.maximum(jnp.maximum(dual, primal), comp), primal
+    return jnp.maximum(jnp.maximum(dual, primal), comp)
 
 
-def _kkt_matrix(W, J, sigma, delta_w, delta_c):
-    n, m = W.shape[0], J.shape[0]
-    return jnp.block([[W + jnp.diag(sigma + delta_w), J.T], [J, -delta_c * jnp.eye(m, dtype=W.dtype)]])
+def _split(p: Scaled, lin: Linearisation, v):
+    """A vector over ``(y, h)`` as ``(r_x, r_s, r_c, r_d)``."""
+    n, N, mc = p.n, lin.g.shape[0], lin.Jc.shape[0]
+    return v[:n], v[n:N], v[N:N + mc], v[N + mc:]
 
 
-def _newton(p: Scaled, W, J, sigma, rhs, delta_last, mu):
+def newton_solve(R: newton.Reduced, p: Scaled, lin: Linearisation, rhs):
+    """The step ``(d_y, λ⁺)`` of the full system from the reduced factors."""
+    dx, ds, lam_c, lam_d = newton.solve(R, *_split(p, lin, rhs))
+    return jnp.concatenate([dx, ds]), jnp.concatenate([lam_c, lam_d])
+
+
+def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
     """Factor and solve the Newton system, raising ``δ_w`` until the step passes the curvature test and ``δ_c``
-    when the matrix is singular (one loop, one traced factorisation). Returns the factors, the step
-    ``(d_y, λ⁺)``, ``δ_w`` and whether a step was found."""
-    n = W.shape[0]
+    when the matrix is singular (one loop, one traced factorisation). Returns the factors, the step, ``δ_w`` and
+    whether a step was found."""
     zero = jnp.zeros_like(mu)
+    n = p.n
+
+    def attempt(delta_w, delta_c):
+        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c)
+        d, lam = newton_solve(R, p, lin, rhs)
+        curvature = d[:n] @ (W @ d[:n]) + d @ ((sigma + delta_w) * d)
+        singular = R.lu.min_pivot < 1e-30
+        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(
+            jnp.isfinite(lam))
+        return R, d, lam, ok, singular
 
     def body(c):
-        delta_w, delta_c, k, _, _, _, singular = c
+        delta_w, delta_c, k, _, _, _, _, singular = c
         delta_c = jnp.where(singular, 1e-8 * mu**0.25, delta_c)
         first = jnp.where(delta_last == 0, 1e-4, jnp.maximum(1e-20, delta_last / 3))
         delta_w = jnp.where(k == 0, zero, jnp.where(delta_w == 0, first,
                                                     delta_w * jnp.where(delta_last == 0, 100.0, 8.0)))
-        f = lu_factor(_kkt_matrix(W, J, sigma, delta_w, delta_c))
-        sol = lu_solve(f, rhs)
-        d = sol[:n]
-        curvature = d @ (W @ d) + d @ ((sigma + delta_w) * d)
-        singular = f.min_pivot < 1e-14
-        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & ~singular & jnp.all(jnp.isfinite(sol))
-        return delta_w, delta_c, k + 1, f, sol, ok, singular
+        return (delta_w, delta_c, k + 1) + attempt(delta_w, delta_c)
 
-    f0 = jax.eval_shape(lu_factor, _kkt_matrix(W, J, sigma, zero, zero))
-    f0 = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), f0)
-    init = (zero, zero, 0, f0, jnp.zeros_like(rhs), jnp.asarray(False), jnp.asarray(False))
-    delta_w, delta_c, _, f, sol, ok, _ = jax.lax.while_loop(
-        lambda c: ~c[5] & (c[2] < _MAX_REGULARISATIONS), body, init)
-    return f, sol, delta_w, delta_c, ok
+    shapes = jax.eval_shape(attempt, zero, zero)
+    init = (zero, zero, 0) + jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+    delta_w, _, _, R, d, lam, ok, _ = jax.lax.while_loop(
+        lambda c: ~c[6] & (c[2] < _MAX_REGULARISATIONS), body, init)
+    return R, d, lam, delta_w, ok
 
 
 def _fraction_to_boundary(p: Scaled, y, d, tau):
@@ -133,60 +176,52 @@ def _dual_fraction(z, dz, active, tau):
     return jnp.minimum(1.0, jnp.min(a, initial=jnp.inf))
 
 
-def _line_search(p: Scaled, y, d, alpha_max, tau, f_lu, rhs, phi0, h, mu, nu, slope, max_backtracks):
+def _line_search(p: Scaled, y, d, alpha_max, tau, R, lin: Linearisation, rhs, phi0, mu, nu, slope, max_backtracks):
     """Backtracking on the ``ℓ₁`` merit function in one loop (one evaluation of ``h`` per trial): the full step
     first, then one second-order correction (``d_soc`` from the same factors with ``α h(y) + h(y + α d)`` in
     place of ``h(y)``), then halvings of ``d``."""
-    n = y.shape[0]
+    N = y.shape[0]
 
     def body(c):
-        k, alpha, y_trial, _, _ = c
+        k, alpha, y_trial, _ = c
         h_trial = p.h(y_trial)
         value = p.barrier(y_trial, mu) + nu * jnp.sum(jnp.abs(h_trial))
         ok = jnp.isfinite(value) & (value <= phi0 + _ARMIJO * alpha * slope)
-        d_soc = lu_solve(f_lu, rhs.at[n:].set(-(alpha_max * h + h_trial)))[:n]
+        d_soc, _ = newton_solve(R, p, lin, rhs.at[N:].set(-(alpha_max * lin.h + h_trial)))
         y_soc = y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
         alpha_next = jnp.where(k == 0, alpha, 0.5 * alpha)
         y_next = jnp.where(k == 0, y_soc, y + alpha_next * d)
-        return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_trial, y_next), ok, y_trial
+        return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_trial, y_next), ok
 
-    init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False), y)
-    _, alpha, y_new, ok, _ = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < max_backtracks + 2), body, init)
+    init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False))
+    _, alpha, y_new, ok = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < max_backtracks + 2), body, init)
     return y_new, alpha, ok
-
-
-def _values_and_jacobians(p: Scaled, y):
-    """``(f, h)`` and ``(∇f, ∇h)`` from one linearisation."""
-    fh = lambda z: (p.f(z), p.h(z))  # noqa: E731
-    jac, value = jax.jacfwd(lambda z: (fh(z), fh(z)), has_aux=True)(y)
-    return value, jac
 
 
 def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     """One iteration: derivatives, barrier update, Newton step, line search, multiplier update."""
     y, lam, zl, zu, mu = s.y, s.lam, s.zl, s.zu, s.mu
-    (_, h), (g, J) = _values_and_jacobians(p, y)
-    W = jax.hessian(lambda z: p.f(z) + lam @ p.h(z))(y)
-    error, _ = optimality_error(p, y, lam, zl, zu, 0.0, g, J, h)
+    lin = linearise(p, y)
+    mc = lin.Jc.shape[0]
+    W = hessian(p.f, p.c, p.d, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
+    error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
     converged = error <= options.tol
-    error_mu, _ = optimality_error(p, y, lam, zl, zu, mu, g, J, h)
+    error_mu = optimality_error(p, y, lam, zl, zu, mu, lin)
     mu = jnp.where(error_mu <= 10.0 * mu,
                    jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), mu)
     tau = jnp.maximum(options.tau_min, 1.0 - mu)
     sl, su = p.slacks(y)
-    sigma = jnp.where(p.has_lower, zl / sl, 0.0) + jnp.where(p.has_upper, zu / su, 0.0)
-    rhs = -jnp.concatenate([p.barrier_gradient(g, y, mu), h])
-    f_lu, sol, delta, _, regular = _newton(p, W, J, sigma, rhs, s.delta, mu)
-    n = y.shape[0]
-    d, lam_plus = sol[:n], sol[n:]
+    sigma = p.sigma(y, zl, zu)
+    rhs = -jnp.concatenate([p.barrier_gradient(lin.g, y, mu), lin.h])
+    R, d, lam_plus, delta, regular = _newton(p, W, lin, sigma, rhs, s.delta, mu)
     dzl = jnp.where(p.has_lower, mu / sl - zl - zl / sl * d, 0.0)
     dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
     alpha_max = _fraction_to_boundary(p, y, d, tau)
     alpha_z = jnp.minimum(_dual_fraction(zl, dzl, p.has_lower, tau), _dual_fraction(zu, dzu, p.has_upper, tau))
     nu = jnp.maximum(s.nu, 1.1 * jnp.max(jnp.abs(lam_plus), initial=0.0) + 1.0)
-    slope = p.barrier_gradient(g, y, mu) @ d - nu * jnp.sum(jnp.abs(h))
-    phi0 = p.barrier(y, mu) + nu * jnp.sum(jnp.abs(h))
-    y_new, alpha, ok = _line_search(p, y, d, alpha_max, tau, f_lu, rhs, phi0, h, mu, nu, slope,
+    slope = p.barrier_gradient(lin.g, y, mu) @ d - nu * jnp.sum(jnp.abs(lin.h))
+    phi0 = p.barrier(y, mu) + nu * jnp.sum(jnp.abs(lin.h))
+    y_new, alpha, ok = _line_search(p, y, d, alpha_max, tau, R, lin, rhs, phi0, mu, nu, slope,
                                     options.max_backtracks)
     lam_new = lam + alpha * (lam_plus - lam)
     zl_new, zu_new = zl + alpha_z * dzl, zu + alpha_z * dzu
@@ -194,23 +229,22 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     sl_new, su_new = p.slacks(y_new)
     zl_new = jnp.where(p.has_lower, jnp.clip(zl_new, mu / (_KAPPA_SIGMA * sl_new), _KAPPA_SIGMA * mu / sl_new), 0.0)
     zu_new = jnp.where(p.has_upper, jnp.clip(zu_new, mu / (_KAPPA_SIGMA * su_new), _KAPPA_SIGMA * mu / su_new), 0.0)
-    finite = jnp.all(jnp.isfinite(g)) & jnp.all(jnp.isfinite(h)) & jnp.all(jnp.isfinite(J)) & jnp.all(
-        jnp.isfinite(W))
+    finite = jnp.all(jnp.isfinite(lin.g)) & jnp.all(jnp.isfinite(lin.h)) & jnp.all(jnp.isfinite(lin.Jc)) & jnp.all(
+        jnp.isfinite(lin.Jd)) & jnp.all(jnp.isfinite(W))
     step = s.step + 1
-    result = NLPResults.where(
-        converged, NLPResults.successful,
-        NLPResults.where(~finite, NLPResults.nonfinite_values,
-                         NLPResults.where(~regular, NLPResults.singular_newton,
-                                          NLPResults.where(~ok, _failure(p, y, h, options), NLPResults.iteration_limit))))
+    failed = NLPResults.where(~ok, _failure(lin.h, options), NLPResults.iteration_limit)
+    result = NLPResults.where(converged, NLPResults.successful,
+                              NLPResults.where(~finite, NLPResults.nonfinite_values,
+                                               NLPResults.where(~regular, NLPResults.singular_newton, failed)))
     done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
     return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, nu,
-                 jnp.where(regular, delta, s.delta), error,
-                 jnp.max(jnp.abs(h), initial=0.0), jnp.where(keep, s.step, step), result, done)
+                 jnp.where(regular, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
+                 jnp.where(keep, s.step, step), result, done)
 
 
-def _failure(p: Scaled, y, h, options) -> NLPResults:
+def _failure(h, options) -> NLPResults:
     """A failed line search: infeasible where the constraints are violated, else a step failure."""
     return NLPResults.where(jnp.max(jnp.abs(h), initial=0.0) > jnp.sqrt(options.tol), NLPResults.infeasible,
                             NLPResults.step_failure)
@@ -231,7 +265,8 @@ def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
     y = initial_point(p, y0, options)
     one = jnp.ones_like(y)
     mu = jnp.asarray(options.mu_init, y.dtype)
+    inf = jnp.full_like(mu, jnp.inf)
     s = State(y, jnp.zeros(m, y.dtype), jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0), mu,
-              jnp.ones_like(mu), jnp.zeros_like(mu), jnp.full_like(mu, jnp.inf), jnp.full_like(mu, jnp.inf), jnp.asarray(0),
-              NLPResults.successful, jnp.asarray(False))
+              jnp.ones_like(mu), jnp.zeros_like(mu), inf, inf, jnp.asarray(0), NLPResults.successful,
+              jnp.asarray(False))
     return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), s)

@@ -19,9 +19,10 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Float
-from .._validation import as_float, flag, instance
-from .dense import lu_factor, lu_solve
-from .interior_point import optimality_error, Scaled, solve
+from .._validation import as_float, check, flag, instance
+from . import newton
+from .interior_point import linearise, newton_solve, Scaled, solve
+from .sparsity import hessian, Sparsity
 from .solution import NLPOptions, NLPResults, NLPSolution
 
 
@@ -32,74 +33,69 @@ def _bounds(name, value, size, default, dtype):
     return value
 
 
-def _scales(fn, hn, y, max_gradient):
+def _scale(f, x, max_gradient):
     """IPOPT's gradient-based scaling of the objective: scaled down so that its gradient at the start has
     max-norm at most `max_gradient` (never up); the constraints are not scaled."""
-    g = jax.grad(fn)(y)
-    sf = jnp.minimum(1.0, max_gradient / jnp.maximum(jnp.max(jnp.abs(g)), 1e-300))
-    sc = jnp.ones(jax.eval_shape(hn, y).shape, y.dtype)
-    return jax.lax.stop_gradient(sf), sc
+    g = jax.grad(f)(x)
+    return jax.lax.stop_gradient(jnp.minimum(1.0, max_gradient / jnp.maximum(jnp.max(jnp.abs(g)), 1e-300)))
 
 
 class _Problem(eqx.Module):
-    """The variables ``y = (x, s)``, ``h(y) = (c(x), d(x) − s)``, unscaled, as functions of ``p``."""
+    """The user's functions of ``(x, p)``; `c` and `d` always return vectors (empty where there are none)."""
 
     objective: Callable = eqx.field(static=True)
     equality: Callable | None = eqx.field(static=True)
     inequality: Callable | None = eqx.field(static=True)
+    sparsity: Sparsity | None = eqx.field(static=True)
     n: int = eqx.field(static=True)
 
-    def f(self, y, p):
-        return self.objective(y[: self.n], p)
+    def c(self, x, p):
+        return jnp.zeros((0,), x.dtype) if self.equality is None else jnp.atleast_1d(self.equality(x, p))
 
-    def h(self, y, p):
-        x, s = y[: self.n], y[self.n:]
-        parts = [] if self.equality is None else [jnp.atleast_1d(self.equality(x, p))]
-        if self.inequality is not None:
-            parts.append(jnp.atleast_1d(self.inequality(x, p)) - s)
-        return jnp.concatenate(parts) if parts else jnp.zeros((0,), y.dtype)
+    def d(self, x, p):
+        return jnp.zeros((0,), x.dtype) if self.inequality is None else jnp.atleast_1d(self.inequality(x, p))
 
-    def scaled(self, p, sf, sc, lower, upper) -> Scaled:
-        return Scaled(lambda y: sf * self.f(y, p), lambda y: sc * self.h(y, p), lower, upper,
-                      jnp.isfinite(lower), jnp.isfinite(upper))
-
-
-def _kkt_solution(problem: _Problem, options: NLPOptions, p, y0, lower, upper):
-    sf, sc = _scales(lambda y: problem.f(y, p), lambda y: problem.h(y, p), y0, options.max_gradient)
-    sp = problem.scaled(p, sf, sc, lower, upper)
-    m = sc.shape[0]
-    s = solve(sp, y0, m, options)
-    return s, sf, sc
+    def scaled(self, p, sf, lower, upper) -> Scaled:
+        return Scaled(lambda x: sf * self.objective(x, p), lambda x: self.c(x, p), lambda x: self.d(x, p), self.n,
+                      self.sparsity, lower, upper, jnp.isfinite(lower), jnp.isfinite(upper))
 
 
 def _make_core(problem: _Problem, options: NLPOptions):
     @jax.custom_vjp
     def core(p, y0, lower, upper):
-        s, sf, sc = _kkt_solution(problem, options, p, y0, lower, upper)
-        return s, sf, sc
+        sf = _scale(lambda x: problem.objective(x, p), y0[: problem.n], options.max_gradient)
+        sp = problem.scaled(p, sf, lower, upper)
+        m = jax.eval_shape(sp.h, y0).shape[0]
+        return solve(sp, y0, m, options), sf
 
     def fwd(p, y0, lower, upper):
         out = core(p, y0, lower, upper)
         return out, (p, out, lower, upper)
 
     def bwd(res, cot):
-        p, (s, sf, sc), lower, upper = res
-        y_bar = s.y if cot[0].y is None else cot[0].y
-        sp = problem.scaled(p, sf, sc, lower, upper)
-        lagrangian_gradient = lambda y, q: jax.grad(  # noqa: E731
-            lambda z: sf * problem.f(z, q) + s.lam @ (sc * problem.h(z, q)))(y)
-        W = jax.jacfwd(lambda y: lagrangian_gradient(y, p))(s.y)
-        J = jax.jacfwd(sp.h)(s.y)
-        sl, su = sp.slacks(s.y)
-        sigma = jnp.where(sp.has_lower, s.zl / sl, 0.0) + jnp.where(sp.has_upper, s.zu / su, 0.0)
-        n, m = W.shape[0], J.shape[0]
-        K = jnp.block([[W + jnp.diag(sigma), J.T], [J, jnp.zeros((m, m), W.dtype)]])
-        vw = lu_solve(lu_factor(K), jnp.concatenate([y_bar, jnp.zeros(m, W.dtype)]))
-        v, w = vw[:n], vw[n:]
-        _, vjp = jax.vjp(lambda q: (lagrangian_gradient(s.y, q), sc * problem.h(s.y, q)), p)
-        (p_bar,) = vjp((-v, -w))
+        p, (s, sf), lower, upper = res
+        y_bar = cot[0].y
+        n = problem.n
+        sp = problem.scaled(p, sf, lower, upper)
+        lin = linearise(sp, s.y)
+        mc = lin.Jc.shape[0]
+        W = hessian(sp.f, sp.c, sp.d, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
+        sigma = sp.sigma(s.y, s.zl, s.zu)
+        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], 0.0, 0.0)
+        v, w = newton_solve(R, sp, lin, jnp.concatenate([y_bar, jnp.zeros_like(s.lam)]))
+
+        def residual(q):
+            sq = problem.scaled(q, sf, lower, upper)
+            gradient = jax.grad(lambda x: sq.f(x) + s.lam[:mc] @ sq.c(x) + s.lam[mc:] @ sq.d(x))(s.y[:n])
+            return gradient, sq.h(s.y)
+
+        _, vjp = jax.vjp(residual, p)
+        (p_bar,) = vjp((-v[:n], -w))
         zero = lambda x: jnp.zeros_like(x)  # noqa: E731
-        return p_bar, zero(s.y), zero(lower), zero(upper)
+        return p_bar, zero(y0_of(res)), zero(lower), zero(upper)
+
+    def y0_of(res):
+        return res[1][0].y
 
     core.defvjp(fwd, bwd)
     return core
@@ -116,6 +112,7 @@ def solve_nlp(
     upper=None,
     inequality_lower=0.0,
     inequality_upper=None,
+    sparsity: Sparsity | None = None,
     options: NLPOptions = NLPOptions(),
     throw: bool = True,
 ) -> NLPSolution:
@@ -137,6 +134,8 @@ def solve_nlp(
       `inequality_upper` (default none), scalars or ``(k,)`` arrays, ``±inf`` for no bound.
     - `lower`, `upper`: bounds on ``x``, scalars or ``(n,)`` arrays, ``±inf`` (or ``None``) for none. They are not
       differentiated.
+    - `sparsity`: the derivatives' sparsity (:class:`~difimpact._nlp.sparsity.Sparsity`) or ``None`` (dense
+      derivatives by automatic differentiation).
     - `options`: :class:`NLPOptions`.
     - `throw`: raise on a failed solve with the reason (else return it in ``result``; under ``vmap`` the
       members' results say which failed).
@@ -157,17 +156,18 @@ def solve_nlp(
     xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
     dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
     du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
-    problem = _Problem(objective, equality, inequality, n)
-    if k:
-        d0 = jnp.clip(jnp.atleast_1d(inequality(x0, params)), dl, du)
-        y0 = jnp.concatenate([x0, d0])
-    else:
-        y0 = x0
+    if sparsity is not None and not isinstance(sparsity, Sparsity):
+        raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
+    dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
+               "`inequality_lower` or `inequality_upper`.")
+    problem = _Problem(objective, equality, inequality, sparsity, n)
+    d0 = jnp.clip(problem.d(x0, params), dl, du)
+    y0 = jnp.concatenate([x0, d0])
     lower_y, upper_y = jnp.concatenate([xl, dl]), jnp.concatenate([xu, du])
-    s, sf, sc = _make_core(problem, options)(params, y0, lower_y, upper_y)
+    s, sf = _make_core(problem, options)(params, y0, lower_y, upper_y)
     x = s.y[:n]
     violation = s.violation
-    sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam * sc / sf,
+    sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam / sf,
                       bound_multipliers=(s.zl - s.zu)[:n] / sf, constraint_violation=violation,
                       optimality_error=s.error, iterations=jax.lax.stop_gradient(s.step),
                       result=jax.lax.stop_gradient(s.result))

@@ -3,3 +3,9 @@
 from .biped import PoweredBiped as PoweredBiped
 from .optimal import optimal_gait as optimal_gait, OptimalGait as OptimalGait
 from .problem import GaitProblem as GaitProblem
+from .walkers import (
+    biped_torso_walker as biped_torso_walker,
+    five_link_walker as five_link_walker,
+    KELLY_GUESS as KELLY_GUESS,
+    kelly_gait as kelly_gait,
+)

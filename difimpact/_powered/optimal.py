@@ -10,7 +10,7 @@ from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
 from .._validation import as_float, flag, instance, positive
 from . import collocation
 from .biped import PoweredBiped
-from .problem import COSTS, GaitProblem, NORMALISATIONS
+from .problem import COSTS, GaitProblem, NORMALISATIONS, sparsity
 
 
 class OptimalGait(eqx.Module):
@@ -71,21 +71,26 @@ def _pair(name, value, size, dtype):
     return lo, hi
 
 
-def _limits(limits, dtype):
+def _limits(name, limits, bodies, dtype):
+    """``(body_a, body_b | None, lower, upper)`` items, checked: the pairs and the bounds' arrays."""
     if not limits:
         return (), (jnp.zeros(0, dtype), jnp.zeros(0, dtype))
     pairs, lo, hi = [], [], []
     for item in limits:
         if not (isinstance(item, (tuple, list)) and len(item) == 4):
-            raise TypeError(f"`joint_limits` items must be (body_a, body_b, lower, upper), got {item!r}.")
+            raise TypeError(f"`{name}` items must be (body_a, body_b or None, lower, upper), got {item!r}.")
+        for b in item[:2]:
+            if not (b is None and b is item[1]) and b not in bodies:
+                raise ValueError(f"`{name}`: unknown body {b!r}; the model has {list(bodies)}.")
         pairs.append((item[0], item[1]))
-        lo.append(as_float("joint_limits lower", item[2], finite=False))
-        hi.append(as_float("joint_limits upper", item[3], finite=False))
+        lo.append(as_float(f"{name} lower", item[2], finite=False, shape=()))
+        hi.append(as_float(f"{name} upper", item[3], finite=False, shape=()))
     return tuple(pairs), (jnp.stack(lo).astype(dtype), jnp.stack(hi).astype(dtype))
 
 
 def make_problem(biped, *, step_length, step_time, speed, method, segments, cost, normalise, angle_bounds,
-                 rate_bounds, torque_bounds, time_bounds, joint_limits, friction, clearance, foot_velocity, lift_off,
+                 rate_bounds, torque_bounds, time_bounds, joint_limits, rate_limits, friction, clearance,
+                 foot_velocity, lift_off,
                  smoothing, dtype) -> GaitProblem:
     """The :class:`GaitProblem` of :func:`optimal_gait`'s arguments, checked."""
     instance("biped", biped, PoweredBiped)
@@ -98,13 +103,10 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         raise ValueError("give exactly one of `step_time` (fixed) and `speed` (the step time is then free).")
     if speed is not None and step_length is None:
         raise ValueError("`speed` needs `step_length` (the speed is the step length over the free step time).")
-    for item in joint_limits or ():
-        for b in item[:2]:
-            if b not in biped.model.tree().body_names:
-                raise ValueError(f"`joint_limits`: unknown body {b!r}; the model has "
-                                 f"{list(biped.model.tree().body_names)}.")
     j, k = biped.joints, biped.controls
-    pairs, limits = _limits(joint_limits, dtype)
+    bodies = biped.model.tree().body_names
+    pairs, limits = _limits("joint_limits", joint_limits, bodies, dtype)
+    rate_pairs, rate_limits = _limits("rate_limits", rate_limits, bodies, dtype)
     opt = lambda name, v: None if v is None else positive(name, v, shape=()).astype(dtype)  # noqa: E731
     return GaitProblem(
         biped=biped, step_length=opt("step_length", step_length), step_time=opt("step_time", step_time),
@@ -112,9 +114,10 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         rate_bounds=_pair("rate_bounds", rate_bounds, j, dtype),
         torque_bounds=_pair("torque_bounds", torque_bounds, k, dtype),
         time_bounds=tuple(x[0] for x in _pair("time_bounds", time_bounds, 1, dtype)), limits=limits,
+        rate_limits=rate_limits,
         friction=opt("friction", friction), clearance=None if clearance is None else as_float(
             "clearance", clearance, shape=()).astype(dtype),
-        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, method=method,
+        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, rate_pairs=rate_pairs, method=method,
         segments=int(segments), cost=cost, normalise=normalise, foot_velocity=flag("foot_velocity", foot_velocity),
         lift_off=lift_off)
 
@@ -166,6 +169,7 @@ def optimal_gait(
     torque_bounds=None,
     time_bounds=(0.05, 5.0),
     joint_limits=(),
+    rate_limits=(),
     friction=None,
     clearance=None,
     foot_velocity: bool = False,
@@ -196,7 +200,8 @@ def optimal_gait(
     - `angle_bounds`, `rate_bounds`: ``(lower, upper)`` on ``θ`` and ``θ̇`` (scalars or ``(j,)``);
       `torque_bounds` on ``u`` (scalars or ``(k,)``); ``None``: unbounded.
     - `joint_limits`: ``(body_a, body_b, lower, upper)`` on the angle ``θ_a − θ_b`` (less its constant offset)
-      at every point (e.g. knees that do not hyperextend).
+      at every point (e.g. knees that do not hyperextend); ``body_b = None`` bounds ``θ_a``, the absolute angle.
+      `rate_limits`: the same on the rates ``θ̇_a − θ̇_b``.
     - `friction`: ``μ``: the stance foot's normal force ``F_n ≥ 0`` and ``|F_t| ≤ μ F_n`` at every point
       (``None``: not imposed).
     - `clearance` [m]: the swing foot's least height at the interior points (``None``: may scuff).
@@ -210,7 +215,8 @@ def optimal_gait(
     problem = make_problem(
         biped, step_length=step_length, step_time=step_time, speed=speed, method=method, segments=segments,
         cost=cost, normalise=normalise, angle_bounds=angle_bounds, rate_bounds=rate_bounds,
-        torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits, friction=friction,
+        torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits,
+        rate_limits=rate_limits, friction=friction,
         clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off, smoothing=smoothing, dtype=dtype)
     if isinstance(guess, OptimalGait):
         if guess.problem.layout != problem.layout:
@@ -226,6 +232,6 @@ def optimal_gait(
     has_ineq = d_lo is not None
     sol = solve_nlp(lambda z, p: p.objective(z), z0, problem, equality=lambda z, p: p.equality(z),
                     inequality=(lambda z, p: p.inequality(z)) if has_ineq else None, lower=lower, upper=upper,
-                    inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi, options=options,
+                    inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi, sparsity=sparsity(problem), options=options,
                     throw=throw)
     return _gait(problem, sol)

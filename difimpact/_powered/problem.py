@@ -15,8 +15,10 @@ smoothed as ``½(p + \sqrt{p^2 + ε^2})``.
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._custom_types import Array, Float, Scalar
+from .._nlp.sparsity import Sparsity
 from . import collocation
 from .biped import PoweredBiped
 
@@ -64,10 +66,12 @@ class GaitProblem(eqx.Module):
     torque_bounds: tuple[Float[Array, " k"], Float[Array, " k"]]
     time_bounds: tuple[Scalar, Scalar]
     limits: tuple[Float[Array, " l"], Float[Array, " l"]]
+    rate_limits: tuple[Float[Array, " r"], Float[Array, " r"]]
     friction: Scalar | None
     clearance: Scalar | None
     smoothing: Scalar
-    limit_pairs: tuple[tuple[str, str], ...] = eqx.field(static=True)
+    limit_pairs: tuple[tuple[str, str | None], ...] = eqx.field(static=True)
+    rate_pairs: tuple[tuple[str, str | None], ...] = eqx.field(static=True)
     method: str = eqx.field(static=True)
     segments: int = eqx.field(static=True)
     cost: str = eqx.field(static=True)
@@ -89,13 +93,13 @@ class GaitProblem(eqx.Module):
         acc, force = jax.vmap(self.biped.dynamics)(x[:, :j], x[:, j:], u)
         return jnp.concatenate([x[:, j:], acc], axis=1), force
 
-    def limit_rows(self):
-        """Rows ``r`` with the limited joint angle ``θ_a − θ_b = r·θ`` (+ constant offsets)."""
+    def limit_rows(self, pairs):
+        """Rows ``r`` with the limited angle ``θ_a − θ_b = r·θ`` (+ constant offsets; ``b = None``: ``θ_a``)."""
         tree = self.biped.model.tree()
         rows = tree._angle_rows()[:, 2:]
         names = tree.body_names
-        return jnp.asarray([rows[names.index(a)] - rows[names.index(b)] for a, b in self.limit_pairs]).reshape(
-            len(self.limit_pairs), self.biped.joints)
+        row = lambda a, b: rows[names.index(a)] - (0.0 if b is None else rows[names.index(b)])  # noqa: E731
+        return jnp.asarray([row(a, b) for a, b in pairs]).reshape(len(pairs), self.biped.joints)
 
     def objective(self, z):
         x, u, T = self.unpack(z)
@@ -108,7 +112,8 @@ class GaitProblem(eqx.Module):
         J = T * (w @ running)
         if self.normalise == "none":
             return J
-        distance = self.biped.swing_foot_position(x[-1, : self.biped.joints])[0]
+        distance = (self.step_length if self.step_length is not None else
+                    self.biped.swing_foot_position(x[-1, : self.biped.joints])[0])
         if self.normalise == "distance":
             return J / distance
         weight = jnp.sum(self.biped.model.tree().mass) * self.biped.model.tree().g
@@ -140,7 +145,9 @@ class GaitProblem(eqx.Module):
         j = self.biped.joints
         parts = []
         if self.limit_pairs:
-            parts.append((x[:, :j] @ self.limit_rows().T).reshape(-1))
+            parts.append((x[:, :j] @ self.limit_rows(self.limit_pairs).T).reshape(-1))
+        if self.rate_pairs:
+            parts.append((x[:, j:] @ self.limit_rows(self.rate_pairs).T).reshape(-1))
         if self.friction is not None:
             _, force = self._field(x, u)
             parts += [force[:, 1], self.friction * force[:, 1] - force[:, 0], self.friction * force[:, 1] + force[:, 0]]
@@ -160,6 +167,8 @@ class GaitProblem(eqx.Module):
         lo, hi = [], []
         if self.limit_pairs:
             lo.append(jnp.tile(self.limits[0], G)), hi.append(jnp.tile(self.limits[1], G))
+        if self.rate_pairs:
+            lo.append(jnp.tile(self.rate_limits[0], G)), hi.append(jnp.tile(self.rate_limits[1], G))
         if self.friction is not None:
             lo.append(jnp.zeros(3 * G, dtype)), hi.append(jnp.full(3 * G, jnp.inf, dtype))
         if self.clearance is not None:
@@ -181,3 +190,81 @@ class GaitProblem(eqx.Module):
         if lay.free_time:
             lo.append(jnp.reshape(self.time_bounds[0], (1,))), hi.append(jnp.reshape(self.time_bounds[1], (1,)))
         return jnp.concatenate(lo).astype(dtype), jnp.concatenate(hi).astype(dtype)
+
+
+def _columns(lay: Layout):
+    """Column indices of each point's states and controls (``(G, s + k)``) and of ``T`` (or ``None``)."""
+    G, s, k = lay.points, lay.states, lay.controls
+    states = np.arange(G * s).reshape(G, s)
+    controls = G * s + np.arange(G * k).reshape(G, k)
+    return np.concatenate([states, controls], axis=1), (lay.size - 1 if lay.free_time else None)
+
+
+def sparsity(problem: GaitProblem) -> Sparsity:
+    """The derivatives' sparsity of :class:`GaitProblem` (rows in the order of its `equality` and `inequality`):
+    a point's variables meet the defects of its segments, its own path constraints and, for the first and last
+    point, the boundary rows; the Hessian is block diagonal per point but for ``T`` and, with a normalised cost
+    and a free step length, the last point's angles."""
+    lay, j = problem.layout, problem.biped.joints
+    cols, T = _columns(lay)
+    G, b = lay.points, cols.shape[1]
+    rows = []
+
+    def row(points, extra=()):
+        r = np.zeros(lay.size, bool)
+        r[cols[list(points)].reshape(-1)] = True
+        r[list(extra)] = True
+        rows.append(r)
+
+    t = () if T is None else (T,)
+    hs = problem.method == "hermite-simpson"
+    segments = [(2 * i, 2 * i + 1, 2 * i + 2) if hs else (i, i + 1) for i in range(problem.segments)]
+    for _ in range(2 if hs else 1):
+        for seg in segments:
+            for _ in range(lay.states):
+                row(seg, t)
+    for _ in range(2 * j):
+        row((0, G - 1))
+    row((G - 1,))
+    if problem.step_length is not None:
+        row((G - 1,))
+    if problem.speed is not None:
+        row((G - 1,), t)
+    for count in (len(problem.limit_pairs), len(problem.rate_pairs)):
+        for p in range(G):
+            for _ in range(count):
+                row((p,))
+    if problem.friction is not None:
+        for _ in range(3):
+            for p in range(G):
+                row((p,))
+    if problem.clearance is not None:
+        for p in range(1, G - 1):
+            row((p,))
+    if problem.foot_velocity:
+        row((0,)), row((G - 1,))
+    if problem.lift_off == "impose":
+        row((G - 1,))
+    pattern = np.stack(rows)
+    # Jacobian: points four apart share no row (the first and last meet in the periodicity rows: own colours)
+    jc = np.zeros(lay.size, int)
+    for p in range(G - 1):
+        jc[cols[p]] = (p % 4) * b + np.arange(b)
+    jc[cols[G - 1]] = 4 * b + np.arange(b)
+    if T is not None:
+        jc[T] = 5 * b
+    dense = np.zeros(lay.size, bool)
+    if T is not None:
+        dense[T] = True
+    if problem.normalise != "none" and problem.step_length is None:
+        dense[cols[G - 1, :j]] = True
+    hp = np.zeros((lay.size, lay.size), bool)
+    for p in range(G):
+        hp[np.ix_(cols[p], cols[p])] = True
+    hp[dense, :] = True
+    hp[:, dense] = True
+    hc = np.zeros(lay.size, int)
+    for p in range(G):
+        hc[cols[p]] = np.arange(b)
+    hc[dense] = b + np.arange(dense.sum())
+    return Sparsity(jc, pattern, hc, hp, dense)
