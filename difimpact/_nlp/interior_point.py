@@ -140,7 +140,8 @@ def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
     n = p.n
 
     def attempt(delta_w, delta_c):
-        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c)
+        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,
+                          newton.structure(p.sparsity, lin.Jc.shape[0]))
         d, lam = newton_solve(R, p, lin, rhs)
         curvature = d[:n] @ (W @ d[:n]) + d @ ((sigma + delta_w) * d)
         singular = R.lu.min_pivot < 1e-30

@@ -13,23 +13,44 @@ $$\begin{bmatrix} W + Σ_x + δ_w + J_d^T E J_d & J_c^T \\ J_c & -δ_c \end{bmat
   \begin{bmatrix} d_x \\ λ_c \end{bmatrix} = \begin{bmatrix} r_x + J_d^T E (D^{-1} r_s + r_d) \\ r_c
   \end{bmatrix},\quad λ_d = E (J_d d_x - D^{-1} r_s - r_d),\quad d_s = D^{-1}(r_s + λ_d),$$
 
-one factorisation of size ``n + m_c`` whatever the number of inequalities.
+one factorisation of size ``n + m_c`` whatever the number of inequalities: banded (:mod:`.banded`) where the
+problem's sparsity makes it so, dense (:mod:`.dense`) otherwise.
 """
+
+import functools
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 
 from .._custom_types import Array, Float
+from . import banded
 from .dense import LU, lu_factor, lu_solve
+from .sparsity import Sparsity
+
+
+@functools.cache
+def structure(sparsity: Sparsity | None, mc: int) -> banded.BandedStructure | None:
+    """The banded ordering of the reduced matrix's pattern, or ``None`` (dense) where there is no sparsity or
+    the band would be wider than a third of the matrix (a dense row: a free final time)."""
+    if sparsity is None:
+        return None
+    Jp = sparsity.jacobian_pattern
+    Jc, Jd = Jp[:mc].astype(int), Jp[mc:].astype(int)
+    A = sparsity.hessian_pattern | ((Jd.T @ Jd) > 0) | np.eye(Jp.shape[1], dtype=bool)
+    K = np.block([[A, Jc.T > 0], [Jc > 0, np.eye(mc, dtype=bool)]])
+    s = banded.BandedStructure.of(K)
+    return s if 3 * (s.lower + s.upper) < K.shape[0] else None
 
 
 class Reduced(eqx.Module):
     """The factors of the reduced system and what the back-substitution needs."""
 
-    lu: LU
+    lu: LU | banded.BandedLU
     Jd: Float[Array, "md n"]
     E: Float[Array, " md"]
     D: Float[Array, " md"]
+    band: banded.BandedStructure | None = eqx.field(static=True)
 
 
 def matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c):
@@ -42,16 +63,18 @@ def matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c):
     return K, D, E
 
 
-def factor(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c) -> Reduced:
+def factor(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c, band: banded.BandedStructure | None = None) -> Reduced:
     K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
-    return Reduced(lu_factor(K), Jd, E, D)
+    lu = lu_factor(K) if band is None else banded.factor(band, banded.to_band(band, K))
+    return Reduced(lu, Jd, E, D, band)
 
 
 def solve(R: Reduced, rx, rs, rc, rd):
     """``(d_x, d_s, λ_c, λ_d)`` of the full system from the reduced factors."""
     n = rx.shape[0]
     top = rx + R.Jd.T @ (R.E * (rs / R.D + rd))
-    sol = lu_solve(R.lu, jnp.concatenate([top, rc]))
+    rhs = jnp.concatenate([top, rc])
+    sol = lu_solve(R.lu, rhs) if R.band is None else banded.solve(R.band, R.lu, rhs)
     dx, lam_c = sol[:n], sol[n:]
     lam_d = R.E * (R.Jd @ dx - rs / R.D - rd)
     ds = (rs + lam_d) / R.D

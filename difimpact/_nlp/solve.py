@@ -81,7 +81,7 @@ def _make_core(problem: _Problem, options: NLPOptions):
         mc = lin.Jc.shape[0]
         W = hessian(sp.f, sp.c, sp.d, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
         sigma = sp.sigma(s.y, s.zl, s.zu)
-        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], 0.0, 0.0)
+        R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], 0.0, 0.0, newton.structure(problem.sparsity, mc))
         v, w = newton_solve(R, sp, lin, jnp.concatenate([y_bar, jnp.zeros_like(s.lam)]))
 
         def residual(q):
