@@ -135,6 +135,18 @@ def initial_guess(problem: GaitProblem, theta0, T) -> Float[Array, " N"]:
     return lay.pack(x, jnp.zeros((lay.points, lay.controls), theta0.dtype), T)
 
 
+def resample(gait: OptimalGait, problem: GaitProblem) -> Float[Array, " N"]:
+    """The variables of `problem` from `gait`'s solution on another mesh or method: states and torques by the
+    solution's interpolation (:meth:`OptimalGait.state`) at the new points, the same step time."""
+    if (gait.theta.shape[1], gait.u.shape[1]) != (problem.biped.joints, problem.biped.controls):
+        raise ValueError("`guess`: an OptimalGait of another walker (other joints or actuators).")
+    lay = problem.layout
+    T = gait.step_time if problem.step_time is None else problem.step_time
+    t = collocation.times(problem.method, problem.segments, T) * (gait.step_time / T)
+    theta, theta_dot, u = jax.vmap(gait.state)(t)
+    return lay.pack(jnp.concatenate([theta, theta_dot], axis=1), u, T)
+
+
 def _gait(problem: GaitProblem, sol: NLPSolution) -> OptimalGait:
     z = sol.x
     x, u, T = problem.unpack(z)
@@ -190,8 +202,8 @@ def optimal_gait(
 
     - `biped`: a :class:`~difimpact.PoweredBiped`.
     - `guess`: the joint angles ``θ_0`` just after heel strike ``(j,)`` — the start is Kelly's guess from it
-      (linear to the posture whose relabelling is ``θ_0``, zero torques) — or an :class:`OptimalGait` of the same
-      method and mesh (a warm start).
+      (linear to the posture whose relabelling is ``θ_0``, zero torques) — or an :class:`OptimalGait` (a warm
+      start; from another mesh or method its solution is interpolated onto this one).
     - `step_length` [m]: where the swing foot strikes (``None``: free).
     - `step_time` [s] (fixed), or `speed` [m/s] (the step time is then free, within `time_bounds`).
     - `method`: ``"hermite-simpson"`` (separated form) or ``"trapezoid"``; `segments`: the mesh.
@@ -219,10 +231,7 @@ def optimal_gait(
         rate_limits=rate_limits, friction=friction,
         clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off, smoothing=smoothing, dtype=dtype)
     if isinstance(guess, OptimalGait):
-        if guess.problem.layout != problem.layout:
-            raise ValueError("`guess`: an OptimalGait of another method, mesh or time setting; pass its "
-                             "`theta[0]` instead.")
-        z0 = guess.solution.x
+        z0 = guess.solution.x if guess.problem.layout == problem.layout else resample(guess, problem)
     else:
         theta0 = as_float("guess", guess, shape=(biped.joints,))
         T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed

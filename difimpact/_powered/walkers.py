@@ -41,13 +41,15 @@ def kelly_gait(model: FiveLinkBiped | None = None, *, step_length=0.5, step_time
     0.5 m in 0.7 s minimising ``∫ Σ u² dt``, torques ``|u| ≤ 100`` N m at the knees and hips (the ankle's is
     zero), absolute link angles within ``±π/2`` and rates within ``±10`` rad/s, knees that do not hyperextend,
     the swing foot rising at the start and descending at the end, on his mesh (Hermite–Simpson, 6 segments) by
-    default, from his guess. Kelly reports ``J = 469.5507`` there (fmincon, ``TolFun`` 1e-3)."""
+    default, from his guess (`guess`: joint angles after heel strike, or an :class:`OptimalGait` to start from).
+    Kelly reports ``J = 469.5507`` there (fmincon, ``TolFun`` 1e-3)."""
     walker = five_link_walker(model)
     bodies = ("stance_tibia", "stance_femur", "torso", "swing_femur", "swing_tibia")
     angles = tuple((b, None, -math.pi / 2, math.pi / 2) for b in bodies)
     rates = tuple((b, None, -10.0, 10.0) for b in bodies)
     knees = (("stance_femur", "stance_tibia", -jnp.inf, 0.0), ("swing_tibia", "swing_femur", 0.0, jnp.inf))
-    return optimal_gait(walker, jnp.asarray(guess, float), step_length=step_length, step_time=step_time,
+    guess = guess if isinstance(guess, OptimalGait) else jnp.asarray(guess, float)
+    return optimal_gait(walker, guess, step_length=step_length, step_time=step_time,
                         method=method, segments=segments, torque_bounds=(-100.0, 100.0),
                         joint_limits=knees + angles, rate_limits=rates, foot_velocity=True, options=options,
                         throw=throw)
