@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Int
+from .dense import swap_rows
 
 
 def reverse_cuthill_mckee(pattern: np.ndarray) -> np.ndarray:
@@ -97,8 +98,7 @@ def factor(s: BandedStructure, band: Float[Array, "n w"]) -> BandedLU:
         win = slab[skew]
         live = (j + np.arange(kl + 1)) < n
         p = jnp.argmax(jnp.where(live, jnp.abs(win[:, 0]), -1.0))
-        top, other = win[0], win[p]
-        win = win.at[0].set(other).at[p].set(top)
+        win = swap_rows(win, 0, p)
         pivot = jnp.where(win[0, 0] == 0, tiny, win[0, 0])
         l = win[1:, 0] / pivot
         win = win.at[1:, 1:].add(-l[:, None] * win[0, 1:][None, :]).at[1:, 0].set(l)
@@ -118,14 +118,14 @@ def solve(s: BandedStructure, f: BandedLU, b: Float[Array, " n"]) -> Float[Array
     perm = np.asarray(s.perm)
     x = jnp.pad(b[perm], (0, kl + ku + 1))
     below = np.arange(1, kl + 1)
+    band = jnp.pad(f.band, ((0, kl + 1), (0, 0)))
 
     def forward(j, x):
-        p = j + f.pivots[j]
-        xj, xp = x[j], x[p]
-        x = x.at[j].set(xp).at[p].set(xj)
-        l = f.band[jnp.minimum(j + below, n - 1), kl - below]
-        l = jnp.where(j + below < n, l, 0.0)
-        return x.at[j + below].add(-l * x[j])
+        window = swap_rows(jax.lax.dynamic_slice_in_dim(x, j, kl + 1), 0, f.pivots[j])
+        rows = jax.lax.dynamic_slice_in_dim(band, j + 1, kl)
+        l = jnp.where(j + below < n, rows[below - 1, kl - below], 0.0)
+        window = window.at[1:].add(-l * window[0])
+        return jax.lax.dynamic_update_slice_in_dim(x, window, j, axis=0)
 
     def backward(i, x):
         j = n - 1 - i

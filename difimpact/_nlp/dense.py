@@ -31,6 +31,17 @@ class LU(eqx.Module):
 _BLOCK = 32
 
 
+def swap_rows(a, k, p):
+    """``a`` with rows ``k`` (a loop index) and ``p`` (a pivot, batched under ``vmap``) exchanged, by one-hot
+    arithmetic rather than an indexed gather and scatter (which ``vmap`` makes general and slow on a CPU)."""
+    at_p = jnp.arange(a.shape[0]) == p
+    shape = (-1,) + (1,) * (a.ndim - 1)
+    row_p = jnp.sum(jnp.where(at_p.reshape(shape), a, 0), axis=0)
+    row_k = jax.lax.dynamic_index_in_dim(a, k, keepdims=False)
+    a = jnp.where(at_p.reshape(shape), row_k, a)
+    return jax.lax.dynamic_update_index_in_dim(a, row_p, k, axis=0)
+
+
 def _panel(a, perm, kb, b):
     """Factor the column panel ``a[:, kb:kb+b]`` with partial pivoting over the rows ``≥ kb``; the row exchanges
     are applied to the whole of ``a`` and `perm` at the end (one gather)."""
@@ -43,9 +54,7 @@ def _panel(a, perm, kb, b):
         panel, order = carry
         k = kb + j
         p = jnp.argmax(jnp.where(idx >= k, jnp.abs(panel[:, j]), -1.0))
-        row_k, row_p = panel[k], panel[p]
-        panel = panel.at[k].set(row_p).at[p].set(row_k)
-        order = order.at[k].set(order[p]).at[p].set(order[k])
+        panel, order = swap_rows(panel, k, p), swap_rows(order, k, p)
         pivot = panel[k, j]
         pivot = jnp.where(pivot == 0, tiny, pivot)
         below = idx > k

@@ -13,9 +13,9 @@ with ``W`` the exact Hessian of the Lagrangian by automatic differentiation. Whe
 of this matrix, a dense ``LU`` (:mod:`.dense`) gives none, so ``δ_w`` is raised until the step has positive
 curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y`` (the inertia-free test of Chiang & Zavala, *An inertia-free
 filter line-search algorithm for large-scale nonlinear programming*, Comput. Optim. Appl. 64, 2016). Steps are
-kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by a backtracking line search
-on the exact ``ℓ₁`` merit function ``φ_b(y) + ν ‖h(y)‖₁`` with one second-order correction (Nocedal & Wright,
-*Numerical Optimization*, 2nd ed., §18.3 and Algorithm 18.3), instead of IPOPT's filter.
+kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by IPOPT's filter line
+search with a second-order correction (:mod:`.filter`); there is no feasibility-restoration phase: a failed line
+search ends the solve with its reason.
 """
 
 import equinox as eqx
@@ -24,11 +24,11 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
 from . import newton
+from .filter import Filter, search
 from .solution import NLPOptions, NLPResults
 from .sparsity import hessian, values_and_jacobians
 
 _KAPPA_CURVATURE = 1e-10  # the curvature test's κ
-_ARMIJO = 1e-4
 _KAPPA_SIGMA = 1e10  # the bound multipliers' safeguard (IPOPT's κ_Σ, eq. 16)
 _MAX_REGULARISATIONS = 24
 
@@ -76,7 +76,7 @@ class State(eqx.Module):
     zl: Float[Array, " N"]
     zu: Float[Array, " N"]
     mu: Scalar
-    nu: Scalar
+    filter: Filter
     delta: Scalar
     error: Scalar
     violation: Scalar
@@ -177,28 +177,6 @@ def _dual_fraction(z, dz, active, tau):
     return jnp.minimum(1.0, jnp.min(a, initial=jnp.inf))
 
 
-def _line_search(p: Scaled, y, d, alpha_max, tau, R, lin: Linearisation, rhs, phi0, mu, nu, slope, max_backtracks):
-    """Backtracking on the ``ℓ₁`` merit function in one loop (one evaluation of ``h`` per trial): the full step
-    first, then one second-order correction (``d_soc`` from the same factors with ``α h(y) + h(y + α d)`` in
-    place of ``h(y)``), then halvings of ``d``."""
-    N = y.shape[0]
-
-    def body(c):
-        k, alpha, y_trial, _ = c
-        h_trial = p.h(y_trial)
-        value = p.barrier(y_trial, mu) + nu * jnp.sum(jnp.abs(h_trial))
-        ok = jnp.isfinite(value) & (value <= phi0 + _ARMIJO * alpha * slope)
-        d_soc, _ = newton_solve(R, p, lin, rhs.at[N:].set(-(alpha_max * lin.h + h_trial)))
-        y_soc = y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
-        alpha_next = jnp.where(k == 0, alpha, 0.5 * alpha)
-        y_next = jnp.where(k == 0, y_soc, y + alpha_next * d)
-        return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_trial, y_next), ok
-
-    init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False))
-    _, alpha, y_new, ok = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < max_backtracks + 2), body, init)
-    return y_new, alpha, ok
-
-
 def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     """One iteration: derivatives, barrier update, Newton step, line search, multiplier update."""
     y, lam, zl, zu, mu = s.y, s.lam, s.zl, s.zu, s.mu
@@ -208,8 +186,10 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
     converged = error <= options.tol
     error_mu = optimality_error(p, y, lam, zl, zu, mu, lin)
-    mu = jnp.where(error_mu <= 10.0 * mu,
-                   jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), mu)
+    mu_new = jnp.where(error_mu <= 10.0 * mu,
+                       jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), mu)
+    flt = jax.tree.map(lambda a, b: jnp.where(mu_new < mu, a, b), s.filter.reset(), s.filter)
+    mu = mu_new
     tau = jnp.maximum(options.tau_min, 1.0 - mu)
     sl, su = p.slacks(y)
     sigma = p.sigma(y, zl, zu)
@@ -219,11 +199,19 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
     alpha_max = _fraction_to_boundary(p, y, d, tau)
     alpha_z = jnp.minimum(_dual_fraction(zl, dzl, p.has_lower, tau), _dual_fraction(zu, dzu, p.has_upper, tau))
-    nu = jnp.maximum(s.nu, 1.1 * jnp.max(jnp.abs(lam_plus), initial=0.0) + 1.0)
-    slope = p.barrier_gradient(lin.g, y, mu) @ d - nu * jnp.sum(jnp.abs(lin.h))
-    phi0 = p.barrier(y, mu) + nu * jnp.sum(jnp.abs(lin.h))
-    y_new, alpha, ok = _line_search(p, y, d, alpha_max, tau, R, lin, rhs, phi0, mu, nu, slope,
-                                    options.max_backtracks)
+    slope = p.barrier_gradient(lin.g, y, mu) @ d
+    N = y.shape[0]
+
+    def trial(z):
+        h = p.h(z)
+        return jnp.sum(jnp.abs(h)), p.barrier(z, mu), h
+
+    def corrected(h_trial):  # the second-order correction (eqs. 26–28)
+        d_soc, _ = newton_solve(R, p, lin, rhs.at[N:].set(-(alpha_max * lin.h + h_trial)))
+        return y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
+
+    y_new, alpha, ok, flt = search(flt, trial, corrected, y, d, alpha_max, jnp.sum(jnp.abs(lin.h)),
+                                   p.barrier(y, mu), slope, options.max_backtracks)
     lam_new = lam + alpha * (lam_plus - lam)
     zl_new, zu_new = zl + alpha_z * dzl, zu + alpha_z * dzu
     # safeguard: z within a factor κ_Σ of μ / slack (eq. 16)
@@ -240,7 +228,7 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
-    return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, nu,
+    return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,
                  jnp.where(regular, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
                  jnp.where(keep, s.step, step), result, done)
 
@@ -268,6 +256,6 @@ def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
     mu = jnp.asarray(options.mu_init, y.dtype)
     inf = jnp.full_like(mu, jnp.inf)
     s = State(y, jnp.zeros(m, y.dtype), jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0), mu,
-              jnp.ones_like(mu), jnp.zeros_like(mu), inf, inf, jnp.asarray(0), NLPResults.successful,
+              Filter.start(jnp.sum(jnp.abs(p.h(y)))), jnp.zeros_like(mu), inf, inf, jnp.asarray(0), NLPResults.successful,
               jnp.asarray(False))
     return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), s)
