@@ -96,7 +96,13 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
-from ._nlp import NLPOptions as NLPOptions, NLPResults as NLPResults, NLPSolution as NLPSolution, solve_nlp as solve_nlp
+from ._nlp import (
+    failures as failures,
+    NLPOptions as NLPOptions,
+    NLPResults as NLPResults,
+    NLPSolution as NLPSolution,
+    solve_nlp as solve_nlp,
+)
 from ._powered import (
     biped_torso_walker as biped_torso_walker,
     five_link_walker as five_link_walker,

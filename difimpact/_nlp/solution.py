@@ -1,6 +1,7 @@
 """The outcomes, options and solution of :func:`~difimpact.solve_nlp`."""
 
 import equinox as eqx
+import numpy as np
 
 from .._custom_types import Array, Float, Int, Scalar
 from .._results import RESULTS
@@ -77,3 +78,12 @@ class NLPSolution(eqx.Module):
     optimality_error: Scalar
     iterations: Int[Array, ""]
     result: NLPResults
+
+
+def failures(result: NLPResults) -> list[tuple[int, str]]:
+    """The failed members of a batch of results (``NLPSolution.result`` or ``OptimalGait.result`` of a
+    ``vmap``), as ``(index in the flattened batch, reason)``; empty when every member succeeded. Outside
+    ``jit``."""
+    values = np.asarray(result._value).reshape(-1)
+    messages = NLPResults._index_to_message
+    return [(int(i), messages[int(v)]) for i, v in enumerate(values) if messages[int(v)]]
