@@ -129,8 +129,8 @@ def initial_guess(problem: GaitProblem, theta0, T) -> Float[Array, " N"]:
     R = problem.biped.relabelling()
     theta_end = jnp.linalg.solve(jnp.asarray(R, theta0.dtype), theta0) if R.shape[0] else theta0
     s = jnp.linspace(0.0, 1.0, lay.points)[:, None]
-    theta = theta0 + s * (theta_end - theta0)
-    rates = jnp.broadcast_to((theta_end - theta0) / T, theta.shape)
+    theta = theta0[None, :] + s * (theta_end - theta0)[None, :]
+    rates = jnp.broadcast_to(((theta_end - theta0) / T)[None, :], theta.shape)
     x = jnp.concatenate([theta, rates], axis=1)
     return lay.pack(x, jnp.zeros((lay.points, lay.controls), theta0.dtype), T)
 
