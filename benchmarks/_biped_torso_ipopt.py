@@ -178,6 +178,7 @@ class BipedTorsoProblem:
     params: dict
     theta0: tuple | None = None
     ipopt_options: dict = field(default_factory=dict)
+    strike: bool = True
 
     def __post_init__(self):
         N = self.segments
@@ -205,6 +206,13 @@ class BipedTorsoProblem:
         rates_plus = self.heel(xG, p)[0]
         g = ca.vertcat(ca.vec(interpolation), ca.vec(simpson), X[:N_J, 0] - relabel(xG[:N_J]),
                        X[N_J:, 0] - rates_plus, self.foot(xG[:N_J], p) - ca.vertcat(L, 0))
+        if self.strike:  # the swing foot approaches the ground at heel strike: v_y⁻ ≤ 0
+            th, thd, ps = ca.SX.sym("th", N_J), ca.SX.sym("thd", N_J), ca.SX.sym("ps", len(PARAM_NAMES))
+            vy = ca.Function("foot_vy", [th, thd, ps], [ca.jtimes(self.foot(th, ps)[1], th, thd)])
+            g = ca.vertcat(g, vy(xG[:N_J], xG[N_J:], p))
+        self.lbg, self.ubg = np.zeros(g.shape[0]), np.zeros(g.shape[0])
+        if self.strike:
+            self.lbg[-1] = -np.inf
         self.nlp = {"x": z, "p": p, "f": cost, "g": g}
         self.n_z, self.n_g = z.shape[0], g.shape[0]
         self._fg = ca.Function("biped_torso_fg", [z, p], [cost, g])
@@ -245,7 +253,8 @@ class BipedTorsoProblem:
         key = float(tol)
         if key not in self._solvers:
             opts = {"expand": True, "print_time": False, "record_time": True, "ipopt.print_level": 0,
-                    "ipopt.sb": "yes", "ipopt.linear_solver": "mumps", "ipopt.tol": key, "ipopt.max_iter": 500}
+                    "ipopt.sb": "yes", "ipopt.linear_solver": "mumps", "ipopt.tol": key, "ipopt.max_iter": 500,
+                    "ipopt.bound_relax_factor": 0.0}
             opts.update({k if k.startswith("ipopt.") or k in ("expand", "print_time") else "ipopt." + k: v
                          for k, v in self.ipopt_options.items()})
             self._solvers[key] = ca.nlpsol(f"biped_torso_{self.segments}", "ipopt", self.nlp, opts)
@@ -263,7 +272,7 @@ class BipedTorsoProblem:
         pv = self.param_vector(params)
         z0 = self.guess(params) if guess is None else np.asarray(guess, float)
         S = self.solver(tol)
-        res = S(x0=z0, p=pv, lbg=np.zeros(self.n_g), ubg=np.zeros(self.n_g))
+        res = S(x0=z0, p=pv, lbg=self.lbg, ubg=self.ubg)
         st = S.stats()
         z = np.asarray(res["x"]).reshape(-1)
         X, U = self.unpack(z)
@@ -286,15 +295,16 @@ class BipedTorsoProblem:
             "iterations": int(st["iter_count"]),
             "status": st["return_status"],
             "success": bool(st["success"]),
-            "max_violation": float(np.max(np.abs(g))),
+            "max_violation": float(np.max(np.maximum(self.lbg - g, g - self.ubg))),
             "ipopt_time_s": float(st["t_wall_total"]),
         }
 
 
-def biped_torso_problem(segments: int = 40, *, theta0=None, ipopt_options: dict | None = None,
+def biped_torso_problem(segments: int = 40, *, theta0=None, ipopt_options: dict | None = None, strike: bool = True,
                         **params) -> BipedTorsoProblem:
     """Build the NLP once: ``segments`` Hermite-Simpson segments; ``params`` (names of ``PARAM_NAMES``, or
-    ``mu_T``) change the defaults :data:`DEFAULTS`; ``theta0`` the guess's angles after heel strike."""
+    ``mu_T``) change the defaults :data:`DEFAULTS`; ``theta0`` the guess's angles after heel strike; ``strike``:
+    the swing foot's vertical velocity at the end ``≤ 0`` (a heel strike, as the experiment imposes)."""
     merged = dict(DEFAULTS)
     if "mu_T" in params:
         merged.update(masses(float(params.pop("mu_T"))))
@@ -303,7 +313,7 @@ def biped_torso_problem(segments: int = 40, *, theta0=None, ipopt_options: dict 
             raise KeyError(f"unknown parameter {k!r}")
         merged[k] = float(v)
     return BipedTorsoProblem(int(segments), merged, None if theta0 is None else tuple(theta0),
-                             dict(ipopt_options or {}))
+                             dict(ipopt_options or {}), strike)
 
 
 def _self_test(n_states: int = 100, seed: int = 0) -> dict:

@@ -3,6 +3,13 @@
 from .biped import PoweredBiped as PoweredBiped
 from .optimal import optimal_gait as optimal_gait, OptimalGait as OptimalGait
 from .problem import GaitProblem as GaitProblem
+from .tracking import (
+    tracking_floquet as tracking_floquet,
+    tracking_stride as tracking_stride,
+    TrackingGait as TrackingGait,
+    TrackingOptions as TrackingOptions,
+    TrackingStride as TrackingStride,
+)
 from .walkers import (
     biped_torso_walker as biped_torso_walker,
     five_link_walker as five_link_walker,

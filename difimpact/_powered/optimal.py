@@ -95,9 +95,12 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
     """The :class:`GaitProblem` of :func:`optimal_gait`'s arguments, checked."""
     instance("biped", biped, PoweredBiped)
     collocation.check_method(method, segments)
+    foot_velocity = {True: "both", False: "none"}.get(foot_velocity, foot_velocity) if isinstance(
+        foot_velocity, bool) else foot_velocity
     for name, value, allowed in (("cost", cost, COSTS), ("normalise", normalise, NORMALISATIONS),
-                                 ("lift_off", lift_off, ("report", "impose"))):
-        if value not in allowed:
+                                 ("lift_off", lift_off, ("report", "impose")),
+                                 ("foot_velocity", foot_velocity, ("both", "strike", "none"))):
+        if not isinstance(value, str) or value not in allowed:
             raise ValueError(f"`{name}` must be one of {allowed}, got {value!r}.")
     if (step_time is None) == (speed is None):
         raise ValueError("give exactly one of `step_time` (fixed) and `speed` (the step time is then free).")
@@ -118,7 +121,7 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         friction=opt("friction", friction), clearance=None if clearance is None else as_float(
             "clearance", clearance, shape=()).astype(dtype),
         smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, rate_pairs=rate_pairs, method=method,
-        segments=int(segments), cost=cost, normalise=normalise, foot_velocity=flag("foot_velocity", foot_velocity),
+        segments=int(segments), cost=cost, normalise=normalise, foot_velocity=foot_velocity,
         lift_off=lift_off)
 
 
@@ -184,7 +187,7 @@ def optimal_gait(
     rate_limits=(),
     friction=None,
     clearance=None,
-    foot_velocity: bool = False,
+    foot_velocity: bool | str = False,
     lift_off: str = "report",
     smoothing=1e-3,
     options: NLPOptions = NLPOptions(),
@@ -217,7 +220,9 @@ def optimal_gait(
     - `friction`: ``μ``: the stance foot's normal force ``F_n ≥ 0`` and ``|F_t| ≤ μ F_n`` at every point
       (``None``: not imposed).
     - `clearance` [m]: the swing foot's least height at the interior points (``None``: may scuff).
-    - `foot_velocity`: the swing foot rises at the start and descends at the end (Kelly's ``cst_footVel``).
+    - `foot_velocity`: ``True`` (or ``"both"``): the swing foot rises at the start and descends at the end
+      (Kelly's ``cst_footVel``); ``"strike"``: it descends at the end (a heel strike, not a foot coming up
+      through the ground); ``False``: neither.
     - `lift_off`: ``"report"`` the trailing foot's post-impact normal velocity, or ``"impose"`` it ``≥ 0``.
     - `options`: :class:`~difimpact.NLPOptions`; `throw`: raise on a failed solve (else see ``result``).
 
@@ -236,11 +241,29 @@ def optimal_gait(
         theta0 = as_float("guess", guess, shape=(biped.joints,))
         T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed
         z0 = initial_guess(problem, theta0, T0)
+    return _solve(problem, z0, options, flag("throw", throw))
+
+
+def _objective(z, p: GaitProblem):
+    return p.objective(z)
+
+
+def _equality(z, p: GaitProblem):
+    return p.equality(z)
+
+
+def _inequality(z, p: GaitProblem):
+    return p.inequality(z)
+
+
+@eqx.filter_jit
+def _solve(problem: GaitProblem, z0, options: NLPOptions, throw: bool) -> OptimalGait:
+    """The transcribed problem solved (one compiled program per problem structure, reused by later calls)."""
+    dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
     has_ineq = d_lo is not None
-    sol = solve_nlp(lambda z, p: p.objective(z), z0, problem, equality=lambda z, p: p.equality(z),
-                    inequality=(lambda z, p: p.inequality(z)) if has_ineq else None, lower=lower, upper=upper,
-                    inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi, sparsity=sparsity(problem), options=options,
-                    throw=throw)
+    sol = solve_nlp(_objective, z0, problem, equality=_equality, inequality=_inequality if has_ineq else None,
+                    lower=lower, upper=upper, inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi,
+                    sparsity=sparsity(problem), options=options, throw=throw)
     return _gait(problem, sol)

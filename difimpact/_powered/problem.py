@@ -76,7 +76,7 @@ class GaitProblem(eqx.Module):
     segments: int = eqx.field(static=True)
     cost: str = eqx.field(static=True)
     normalise: str = eqx.field(static=True)
-    foot_velocity: bool = eqx.field(static=True)
+    foot_velocity: str = eqx.field(static=True)
     lift_off: str = eqx.field(static=True)
 
     @property
@@ -153,10 +153,13 @@ class GaitProblem(eqx.Module):
             parts += [force[:, 1], self.friction * force[:, 1] - force[:, 0], self.friction * force[:, 1] + force[:, 0]]
         if self.clearance is not None:
             parts.append(jax.vmap(self.biped.swing_foot_position)(x[1:-1, :j])[:, 1])
-        if self.foot_velocity:
-            v0 = self.biped.swing_foot_velocity(x[0, :j], x[0, j:])[1]
+        if self.foot_velocity != "none":
             v1 = self.biped.swing_foot_velocity(x[-1, :j], x[-1, j:])[1]
-            parts.append(jnp.stack([v0, -v1]))
+            if self.foot_velocity == "both":
+                v0 = self.biped.swing_foot_velocity(x[0, :j], x[0, j:])[1]
+                parts.append(jnp.stack([v0, -v1]))
+            else:
+                parts.append(jnp.reshape(-v1, (1,)))
         if self.lift_off == "impose":
             _, sol = self.impact(z)
             parts.append(jnp.reshape(self.biped.lift_off_speed(sol), (1,)))
@@ -173,8 +176,9 @@ class GaitProblem(eqx.Module):
             lo.append(jnp.zeros(3 * G, dtype)), hi.append(jnp.full(3 * G, jnp.inf, dtype))
         if self.clearance is not None:
             lo.append(jnp.full(G - 2, self.clearance, dtype)), hi.append(jnp.full(G - 2, jnp.inf, dtype))
-        if self.foot_velocity:
-            lo.append(jnp.zeros(2, dtype)), hi.append(jnp.full(2, jnp.inf, dtype))
+        if self.foot_velocity != "none":
+            k = 2 if self.foot_velocity == "both" else 1
+            lo.append(jnp.zeros(k, dtype)), hi.append(jnp.full(k, jnp.inf, dtype))
         if self.lift_off == "impose":
             lo.append(jnp.zeros(1, dtype)), hi.append(jnp.full(1, jnp.inf, dtype))
         if not lo:
@@ -241,8 +245,10 @@ def sparsity(problem: GaitProblem) -> Sparsity:
     if problem.clearance is not None:
         for p in range(1, G - 1):
             row((p,))
-    if problem.foot_velocity:
-        row((0,)), row((G - 1,))
+    if problem.foot_velocity == "both":
+        row((0,))
+    if problem.foot_velocity != "none":
+        row((G - 1,))
     if problem.lift_off == "impose":
         row((G - 1,))
     pattern = np.stack(rows)
