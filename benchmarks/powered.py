@@ -124,10 +124,11 @@ def main():
         both = np.isfinite(ref_cost) & np.isin(idx, [i for i, _ in failed], invert=True)
         agree = float(np.max(np.abs(cost[idx][both] / ref_cost[both] - 1))) if both.any() else np.nan
         where = f"{device.platform} ({getattr(device, 'device_kind', '')})"
+        against = "IPOPT" if ipopt is not None else "IPOPT's optimum of Kelly's problem (member 0)"
         add(f"batch {n} on {where}: difimpact per solve", wb / n * 1e3, "ms", cpu_value=pb / n * 1e3, batch=n,
             note=f"{n - len(failed)}/{n} solved ({100 * (1 - len(failed) / n):.2f} %); iterations "
                  f"{int(np.min(out.iterations))}–{int(np.max(out.iterations))}; batch compile {cpu_b:.0f} s of CPU; "
-                 f"cost vs {'IPOPT' if ipopt is not None else "IPOPT's optimum of Kelly's problem (member 0)"} on "
+                 f"cost vs {against} on "
                  f"{int(both.sum())} members: max rel. diff {agree:.1e}")
         add(f"batch {n}: solved", 100 * (1 - len(failed) / n), "%", goal="≥ 99 %", ratio=(1 - len(failed) / n) / 0.99,
             met=len(failed) <= 0.01 * n, note="; ".join(sorted({msg.split(':')[0] for _, msg in failed}))[:200])
