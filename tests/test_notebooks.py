@@ -13,6 +13,7 @@ from .helpers import run_notebook
     # Two compilations through a gait's fixed point (the forward-mode gradient of the spectral radius inside the
     # optimiser, the gait and its multipliers for warm starts and grid): ~230 CPU-s, past the CI budget.
     pytest.param("gait_design", marks=pytest.mark.slow),
+    pytest.param("powered_gaits", marks=pytest.mark.slow),  # a vmapped gradient of an NLP solve: ~2 CPU-min
 ])
 def test_notebook_runs(name):
     run_notebook(name)
