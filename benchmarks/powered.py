@@ -65,7 +65,7 @@ def main():
     rows = []
 
     def add(item, value, unit, **kw):
-        rows.append(dict(table="powered", item=item, value=float(value), unit=unit, **kw))
+        rows.append(dict(table="powered-gpu" if args.gpu else "powered", item=item, value=float(value), unit=unit, **kw))
         write(args, [dict(table="machine", **machine())] + rows, echo=rows[-1:])
 
     solve = lambda L, T: di.kelly_gait(step_length=L, step_time=T, throw=False)  # noqa: E731

@@ -1,6 +1,7 @@
 """Run every benchmark, each in its own process (x64 is a global JAX flag), and rewrite ``RESULTS.md``.
 
-    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite] [--results PATH]
+    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite powered]
+                             [--results PATH]
                              [--timeout S]
 
 With ``--only`` the other benchmarks' rows are kept from the stored ``results.json`` (a note says from which run).
@@ -28,6 +29,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "gait": [[]],
     "latency": [[]],
     "suite": [[]],
+    "powered": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
@@ -38,8 +40,12 @@ TITLES = {
     "latency": "5. Latency — the first compliant result, and `difimpact reproduce` cold and with the compilation cache",
     "suite": "6. The test suite — the README's test command, wall time on this machine",
     "gpu": "7. One GPU — impulsive map and compliant phase, jit + vmap (`gpu.py`, run apart on a GPU machine)",
+    "powered": "8. Optimal powered gaits — Kelly's five-link biped against IPOPT on the same transcription, single and "
+               "batched (`powered.py`)",
+    "powered-gpu": "9. Optimal powered gaits on one GPU — the batch of Kelly's problem under `vmap` (`powered.py --gpu`, "
+                   "run apart on a GPU machine)",
 }
-APART = ("gpu",)  # tables whose script run.py does not run: their rows come in with --render … --add
+APART = ("gpu", "powered-gpu")  # tables whose script run.py does not run: their rows come in with --render … --add
 
 
 def fmt(x):

@@ -210,8 +210,13 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
         d_soc, _ = newton_solve(R, p, lin, rhs.at[N:].set(-(alpha_max * lin.h + h_trial)))
         return y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
 
-    y_new, alpha, ok, flt = search(flt, trial, corrected, y, d, alpha_max, jnp.sum(jnp.abs(lin.h)),
-                                   p.barrier(y, mu), slope, options.max_backtracks)
+    theta = jnp.sum(jnp.abs(lin.h))
+    y_new, alpha, ok, flt = search(flt, trial, corrected, y, d, alpha_max, theta, p.barrier(y, mu), slope,
+                                   options.max_backtracks)
+    y_new, alpha, restored = _restore(p, R, lin, rhs, y, tau, theta, ~ok & (theta > options.tol), y_new, alpha,
+                                      options.max_backtracks)
+    flt = jax.tree.map(lambda a, b: jnp.where(restored, a, b), flt.reset(), flt)
+    ok = ok | restored
     lam_new = lam + alpha * (lam_plus - lam)
     zl_new, zu_new = zl + alpha_z * dzl, zu + alpha_z * dzu
     # safeguard: z within a factor κ_Σ of μ / slack (eq. 16)
@@ -224,13 +229,40 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     failed = NLPResults.where(~ok, _failure(lin.h, options), NLPResults.iteration_limit)
     result = NLPResults.where(converged, NLPResults.successful,
                               NLPResults.where(~finite, NLPResults.nonfinite_values,
-                                               NLPResults.where(~regular, NLPResults.singular_newton, failed)))
+                                               NLPResults.where(~regular, _singular(lin.h, options), failed)))
     done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
     return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,
                  jnp.where(regular, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
                  jnp.where(keep, s.step, step), result, done)
+
+
+def _restore(p: Scaled, R, lin: Linearisation, rhs, y, tau, theta, needed, y_new, alpha, max_backtracks):
+    """Where the line search failed with the constraints violated, a feasibility step from the same factors:
+    the Newton system without the objective's gradient, ``J d = −h`` with the least ``dᵀ(W + Σ)d``, accepted by
+    backtracking on ``θ = ‖h‖₁`` alone (a one-step stand-in for IPOPT's restoration phase, §3.3); the filter is
+    then reset. Returns ``(y, α, restored)``."""
+    N = y.shape[0]
+    d, _ = newton_solve(R, p, lin, rhs.at[:N].set(-p.barrier_gradient(jnp.zeros_like(y), y, 0.0)))
+    a_max = _fraction_to_boundary(p, y, d, tau)
+
+    def body(c):
+        k, a, _ = c
+        better = jnp.sum(jnp.abs(p.h(y + a * d))) <= (1 - 1e-4 * a) * theta
+        return k + 1, jnp.where(better, a, 0.5 * a), better
+
+    _, a, better = jax.lax.while_loop(lambda c: needed & ~c[2] & (c[0] < max_backtracks), body,
+                                      (0, a_max, jnp.asarray(False)))
+    restored = needed & better
+    return jnp.where(restored, y + a * d, y_new), jnp.where(restored, a, alpha), restored
+
+
+def _singular(h, options) -> NLPResults:
+    """A Newton matrix singular after regularisation: where the constraints are violated, the iterates are
+    stuck at bounds that keep them infeasible (local infeasibility); else a degenerate problem."""
+    return NLPResults.where(jnp.max(jnp.abs(h), initial=0.0) > jnp.sqrt(options.tol), NLPResults.infeasible,
+                            NLPResults.singular_newton)
 
 
 def _failure(h, options) -> NLPResults:
