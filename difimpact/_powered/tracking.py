@@ -1,44 +1,6 @@
-r"""Tracking an optimal gait: the closed-loop stride map of a powered biped whose actuators follow an
-:class:`~difimpact.OptimalGait` by PD feedback, the map's fixed point and its Floquet multipliers.
-
-**The controller.** In single support the torques are the optimum's plus PD feedback on the actuators' joint
-angles ``ω = B_θ^T θ`` and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`), against
-the optimum at a point ``τ`` of its step,
-
-$$u = u^*(τ) + K_p\,B_θ^T\big(θ_d - θ\big) + K_d\,B_θ^T\big(\dot θ_d - \dot θ\big),$$
-
-with diagonal gains ``K_p``, ``K_d`` (one per actuator) and the reference ``(θ^*, \dot θ^*, u^*)`` the collocation
-solution's own interpolation (:meth:`~difimpact.OptimalGait.state`: Hermite–Simpson's cubic states and quadratic
-torques per segment), held at its end value outside ``[0, T^*]``. The `clock` says what ``τ`` is:
-
-- ``"time"``: the time since the last heel strike, ``θ_d = θ^*(τ)``, ``\dot θ_d = \dot θ^*(τ)``: PD on the optimal
-  joint trajectory, a time-varying controller. A step longer than ``T^*`` holds the reference at its end; it is
-  continuous there, so the stride map stays continuously differentiable where the step time crosses ``T^*``.
-- ``"phase"``: virtual constraints as in hybrid zero dynamics (Westervelt, Grizzle & Koditschek, *IEEE TAC* 48,
-  2003), the optimum being the constraint: ``τ`` is where the optimum's phase ``s^* = c^T θ^*`` equals the
-  walker's, ``s = c^T θ``, with ``c^T θ`` the stance link's absolute angle (the unactuated one of the walkers
-  here; it must be monotonic along the optimum); ``θ_d = θ^*(τ)`` and
-  ``\dot θ_d = \dot θ^*(τ)\,\dot s / \dot s^*(τ)``.
-  A time-invariant controller: PD on the outputs ``B_θ^T(θ − θ_d(θ))``, not the feedback linearisation of the
-  papers, so the outputs vanish only as the gains grow, and the gait then tends to the hybrid zero dynamics'.
-
-**The step** ends at heel strike: the swing foot's height ``h = y_{swing}`` reaching zero from above once the
-event is armed, and it is armed when the foot is both above the ground by ``δ = 10⁻⁶`` m and ahead of the
-stance foot by half the optimum's step length ``L^*``: the disarmed event component is
-``max(δ − h, L^*/2 − x_{swing})`` and the armed one ``h``, in the hybrid engine's phases as in
-:func:`~difimpact.stride`. The half step keeps out the passage of a straight-legged swing foot through the
-ground as the legs cross (``h = 0`` at ``x_{swing} = 0``), which collocation does not forbid. The heel strike is
-the impulsive impact of :meth:`~difimpact.PoweredBiped.heel_strike`, then the legs' relabelling, and ``τ`` starts
-again.
-
-**The multipliers.** The stride map ``P`` acts on the post-impact state ``x = (θ, θ̇)`` (``2j``); its Floquet
-multipliers are the eigenvalues of ``∂P/∂x`` at its fixed point (forward-mode through the steps, the event time by
-the implicit-function theorem: the saltation-corrected linearisation). One is zero with either clock: ``P`` maps
-every state onto the post-impact surface, where the trailing foot is on the ground (``h(θ^+) = 0``), of
-codimension one. With the ``"phase"`` clock a second one is zero: the closed loop is autonomous, so a state moved
-along its own orbit takes the same next step, ``P(φ_t(x)) = P(x)``, and the vector field is in the kernel of
-``∂P/∂x``. With the ``"time"`` clock that direction is not neutral.
-"""
+"""Tracking an optimal gait: the closed-loop stride map of a powered biped whose actuators follow an
+:class:`~difimpact.OptimalGait` by PD feedback (:func:`tracking_stride`: the controller, its two clocks and the
+step's events), the map's fixed point and its Floquet multipliers (:func:`tracking_floquet`)."""
 
 import diffrax
 import equinox as eqx
@@ -59,6 +21,8 @@ from .optimal import OptimalGait
 
 CLOCKS = ("time", "phase")
 _CLEARANCE = 1e-6  # height [m] above the ground that arms the heel strike
+_STRIKE = 0  # the event components: the heel strike, the next knot of the reference
+_INACTIVE = 1e3  # a knot component once every knot is behind
 
 
 class TrackingOptions(eqx.Module):
@@ -104,7 +68,7 @@ class TrackingGait(eqx.Module):
       :class:`TrackingStride`.
     - `jacobian`: ``∂P/∂x`` at ``x*`` ``(2j, 2j)``.
     - `multipliers`: its eigenvalues, the Floquet multipliers, by decreasing modulus (one or two are zero:
-      see :mod:`the module <difimpact._powered.tracking>`); `spectral_radius`: the largest modulus; `stable`: below 1
+      see :func:`tracking_floquet`); `spectral_radius`: the largest modulus; `stable`: below 1
       at a successful fixed point (local orbital stability).
     - `kp`, `kd`: the gains ``(k,)``.
     - `result`: a :class:`~difimpact.GaitResults` item; `num_steps`: Newton iterations.
@@ -153,20 +117,29 @@ class _Reference(eqx.Module):
 
     @property
     def knots(self) -> Float[Array, " N"]:
-        """The segments' ends, where the interpolation's derivatives jump: the integrator steps to them."""
+        """The segments' ends, where the interpolation's derivatives jump."""
         return self.t[::2] if self.method == "hermite-simpson" else self.t
 
 
+class _Mode(eqx.Module):
+    """The hybrid mode of a step: whether the heel strike is armed, and the next of the reference's knots."""
+
+    armed: Bool[Array, ""]
+    knot: Int[Array, ""]
+
+
 class TrackingSystem(AbstractHybridSystem):
-    """Single support of a :class:`~difimpact.PoweredBiped` under the tracking controller as a hybrid system in
-    the time since heel strike: state ``y = (θ, θ̇)``, one event component and two modes, the heel strike
-    disarmed (0) or armed (1) (module docstring). The vector field is the same in both modes, so arming changes
-    neither the stride map nor its derivatives. `clock`: what indexes the reference (module docstring)."""
+    """Single support of a :class:`~difimpact.PoweredBiped` under the tracking controller of
+    :func:`tracking_stride` as a hybrid system in the time since heel strike: state ``y = (θ, θ̇)``, two event
+    components, the heel strike and (phase clock) the phase reaching the reference's next knot, and a mode
+    (:class:`_Mode`): the heel strike disarmed or armed, and the next knot. The vector field is the same in every
+    mode, so the mode changes neither the stride map nor its derivatives."""
 
     gait: OptimalGait
     reference: _Reference
     kp: Float[Array, " k"]
     kd: Float[Array, " k"]
+    knots: Float[Array, " K"]
     clock: str = eqx.field(static=True)
 
     def __init__(self, gait: OptimalGait, kp, kd, clock: str = "time"):
@@ -174,6 +147,11 @@ class TrackingSystem(AbstractHybridSystem):
         f, _ = gait.problem._field(x, gait.u)
         self.gait, self.kp, self.kd, self.clock = gait, kp, kd, clock
         self.reference = _Reference(gait.t, x, f, gait.u, gait.problem.method)
+        # The clock's readings at the reference's segment ends, where its derivatives jump (the torques are only
+        # continuous there): no integration step may straddle one, whose error the forward-mode tangents would
+        # carry uncontrolled. The integrator steps to the times (`jump_ts`); the phases are events.
+        t = self.reference.knots
+        self.knots = t if clock == "time" else jax.vmap(self.reference)(t)[0] @ self.phase_row()
 
     @property
     def biped(self):
@@ -214,15 +192,31 @@ class TrackingSystem(AbstractHybridSystem):
         acc, _ = self.biped.dynamics(theta, rate, self.control(t, theta, rate))
         return jnp.concatenate([rate, acc])
 
+    def clock_value(self, t, theta) -> Scalar:
+        """The clock's reading: the time since heel strike, or the phase ``s = c^T θ``."""
+        return t if self.clock == "time" else self.phase_row() @ theta
+
     def event_components(self, t, y, mode):
         theta, _ = self._split(y)
         foot = self.biped.swing_foot_position(theta)
-        armed = jnp.maximum(_CLEARANCE - foot[1], 0.5 * self.gait.step_length - foot[0])
+        disarmed = jnp.maximum(_CLEARANCE - foot[1], 0.5 * self.gait.step_length - foot[0])
+        knots = self.knots
+        gap = knots[jnp.minimum(mode.knot, knots.shape[0] - 1)] - self.clock_value(t, theta)
+        knot = _INACTIVE if self.clock == "time" else jnp.where(mode.knot < knots.shape[0], gap, _INACTIVE)
         # The engine arms every component at +_ARM: offset by it, the heel strike is found at zero height.
-        return jnp.reshape(jnp.where(mode == 1, foot[1], armed), (1,)) - _ARM
+        return jnp.stack([jnp.where(mode.armed, foot[1], disarmed), jnp.broadcast_to(knot, foot[1].shape)]) - _ARM
 
     def transition(self, t, y, mode, event):
-        return y, jnp.ones_like(mode), mode == 1
+        strike = event == _STRIKE
+        new = _Mode(armed=mode.armed | strike, knot=mode.knot + jnp.where(strike, 0, 1).astype(mode.knot.dtype))
+        return y, new, mode.armed & strike
+
+    def initial_mode(self, y) -> "_Mode":
+        """Disarmed, the next knot the first ahead of the clock's start."""
+        theta, _ = self._split(y)
+        start = self.clock_value(jnp.zeros((), y.dtype), theta)
+        knot = jnp.searchsorted(self.knots, start, side="right").astype(jnp.int32)
+        return _Mode(armed=jnp.array(False), knot=knot)
 
 
 def _gain(name: str, value, k: int, dtype):
@@ -248,12 +242,13 @@ def _stride(system: TrackingSystem, x, options: TrackingOptions) -> TrackingStri
     """One closed-loop step on the hybrid engine, the heel strike and the relabelling."""
     biped, T = system.biped, system.gait.step_time
     zero = jnp.zeros((), x.dtype)
+    timed = system.clock == "time"
+    # Phases: one to arm the heel strike, one to strike and, with the phase clock, one per knot.
     sol = solve_hybrid(
-        system, zero, x, jnp.array(0, jnp.int32), t_max=options.t_max * T, solver=diffrax.Tsit5(),
-        stepsize_controller=diffrax.PIDController(
-            rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4,
-            jump_ts=system.reference.knots if system.clock == "time" else None),
-        max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
+        system, zero, x, system.initial_mode(x), t_max=options.t_max * T, solver=diffrax.Tsit5(),
+        stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4,
+                                                  jump_ts=system.knots if timed else None),
+        max_steps=options.max_steps, max_phases=2 if timed else system.knots.shape[0] + 2, adjoint=options.adjoint,
     )
     struck = sol.result == HybridResults.successful
     failed = ~struck & (sol.result != HybridResults.no_end)
@@ -281,23 +276,54 @@ def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0,
                     options: TrackingOptions = TrackingOptions(),
                     throw: bool = False) -> tuple[Float[Array, " s"], TrackingStride]:
     r"""The closed-loop stride map ``x^+ = P(x)`` of ``gait.problem.biped`` tracking the optimal `gait` by PD
-    feedback (module docstring): single support from the post-impact state ``x = (θ, θ̇)`` under
-    ``u = u^*(τ) + K_p B_θ^T (θ_d − θ) + K_d B_θ^T (\dot θ_d − \dot θ)`` until heel strike, then the impact
-    and the relabelling.
+    feedback: single support from the post-impact state ``x = (θ, θ̇)`` until heel strike, then the impact and
+    the legs' relabelling.
+
+    **The controller.** The torques are the optimum's plus PD feedback on the actuators' joint angles
+    ``ω = B_θ^T θ`` and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`), against the
+    optimum at a point ``τ`` of its step,
+
+    $$u = u^*(τ) + K_p\,B_θ^T\big(θ_d - θ\big) + K_d\,B_θ^T\big(\dot θ_d - \dot θ\big),$$
+
+    with diagonal gains ``K_p``, ``K_d`` and the reference ``(θ^*, \dot θ^*, u^*)`` the collocation solution's
+    own interpolation (:meth:`~difimpact.OptimalGait.state`: Hermite–Simpson's cubic states and quadratic
+    torques per segment), held at its end value outside ``[0, T^*]``. The `clock` says what ``τ`` is:
+
+    - ``"time"``: the time since the last heel strike; ``θ_d = θ^*(τ)``, ``\dot θ_d = \dot θ^*(τ)``: PD on the
+      optimal joint trajectory, a time-varying controller. Held after ``T^*``, the reference is continuous, so
+      the stride map stays continuously differentiable where the step time crosses ``T^*``.
+    - ``"phase"``: virtual constraints as in hybrid zero dynamics (Westervelt, Grizzle & Koditschek, *IEEE TAC*
+      48, 2003), the optimum being the constraint: ``τ`` is where the optimum's phase ``c^T θ^*`` equals the
+      walker's, ``s = c^T θ``, the stance link's absolute angle (the unactuated coordinate of the walkers here; it
+      must be monotonic along the optimum); ``θ_d = θ^*(τ)``, ``\dot θ_d = \dot θ^*(τ)\,\dot s / \dot s^*(τ)``.
+      A time-invariant controller; PD on the outputs ``B_θ^T(θ − θ_d(θ))``, not the papers' feedback
+      linearisation, so the outputs vanish only as the gains grow, and the gait tends to the hybrid zero
+      dynamics' as they do.
+
+    **The step** ends at heel strike: the swing foot's height ``h`` reaching zero from above once the event is
+    armed, which it is when the foot is both above the ground by ``δ = 10⁻⁶`` m and ahead of the stance foot by
+    half the optimum's step length ``L^*`` (the disarmed event component is ``max(δ − h, L^*/2 − x_{swing})``,
+    the armed one ``h``, in the phases of :func:`~difimpact.solve_hybrid`, as :func:`~difimpact.stride` arms its
+    heel strike). The half step keeps out the passage of a straight-legged swing foot through the ground as the
+    legs cross (``h = 0`` at ``x_{swing} = 0``), which collocation does not forbid. The heel strike is the
+    impulsive impact of :meth:`~difimpact.PoweredBiped.heel_strike`; ``τ`` then starts again. The reference's
+    segment ends are kinks of the closed loop (its torques are only continuous there): the integrator steps onto
+    them (``jump_ts``, time clock) or stops at them as further events (phase clock), so that no step straddles
+    one; the forward-mode tangents, whose error no step-size control sees, would otherwise carry an error of
+    ~10⁻³ there.
 
     **Arguments:**
 
-    - `gait`: an :class:`~difimpact.OptimalGait`, the reference ``(θ^*, \dot θ^*, u^*)``.
+    - `gait`: an :class:`~difimpact.OptimalGait`, the reference.
     - `x`: the post-impact state ``(2j,)``: joint angles, then rates (the optimum's is
       ``concatenate([gait.theta[0], gait.theta_dot[0]])``).
-    - `kp` [N m/rad], `kd` [N m s/rad]: gains, scalars or one per actuator ``(k,)``, ``≥ 0``; zero gains replay the
-      optimum's torques open loop.
-    - `clock`: ``"time"`` (the reference at the time since heel strike) or ``"phase"`` (at the stance link's
-      angle: virtual constraints); see the module docstring.
+    - `kp` [N m/rad], `kd` [N m s/rad]: gains, scalars or one per actuator ``(k,)``, ``≥ 0``; zero gains replay
+      the optimum's torques open loop (with the time clock).
+    - `clock`: ``"time"`` or ``"phase"``.
     - `options`: :class:`TrackingOptions`; `throw`: raise on a failed step (else read the info's `result`).
 
-    **Returns:** ``(P(x), info)``, `info` a :class:`TrackingStride`. Compiled once per gait shape: gains, states
-    and gaits of the same mesh reuse the program; under ``vmap`` and ``jax.jacfwd`` (default adjoint).
+    **Returns:** ``(P(x), info)``, `info` a :class:`TrackingStride`. One compiled program serves every gain,
+    state and gait of the same mesh; under ``vmap`` and ``jax.jacfwd`` (default adjoint).
     """
     x, kp, kd = _checked(gait, x, kp, kd, clock, options)
     info = _tracking_stride(gait, x, kp, kd, clock, options)
@@ -337,14 +363,19 @@ def _tracking_floquet(gait, x0, kp, kd, clock, options, rtol, atol, max_steps):
 def tracking_floquet(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=None, rtol: float = 1e-8,
                      atol: float = 1e-8, max_steps: int = 40, options: TrackingOptions = TrackingOptions(),
                      throw: bool = False) -> TrackingGait:
-    r"""The periodic gait of ``gait.problem.biped`` tracking the optimal `gait` with gains `kp`, `kd`
-    (:func:`tracking_stride`) and its Floquet multipliers.
+    r"""The periodic gait of ``gait.problem.biped`` tracking the optimal `gait` (:func:`tracking_stride`) and
+    its Floquet multipliers.
 
     The collocation optimum is periodic only up to its discretisation error: its start
     ``(θ^*(0), \dot θ^*(0))`` is Newton's first guess (optimistix, the Jacobian by ``jax.jacfwd`` through the
     step, as :func:`~difimpact.periodic_gait`) for the closed loop's fixed point ``x* = P(x*)``. The multipliers
-    are the eigenvalues of ``∂P/∂x`` there; the gait is locally orbitally stable when they all lie inside the
-    unit circle. One is zero, two with the ``"phase"`` clock (module docstring).
+    are the eigenvalues of ``∂P/∂x`` there (forward mode through the step, the event time by the
+    implicit-function theorem: the saltation-corrected linearisation); the gait is locally orbitally stable when
+    they all lie inside the unit circle. One is zero with either clock: ``P`` maps every state onto the
+    post-impact surface, where the trailing foot is on the ground (``h(θ^+) = 0``), of codimension one. With the
+    ``"phase"`` clock a second is zero: the closed loop is autonomous, so a state moved along its own orbit takes
+    the same next step, ``P(φ_t(x)) = P(x)``, and the vector field is in the kernel of ``∂P/∂x``; with the
+    ``"time"`` clock that direction is not neutral.
 
     **Arguments:**
 
