@@ -112,6 +112,11 @@ from ._powered import (
     optimal_gait as optimal_gait,
     OptimalGait as OptimalGait,
     PoweredBiped as PoweredBiped,
+    tracking_floquet as tracking_floquet,
+    tracking_stride as tracking_stride,
+    TrackingGait as TrackingGait,
+    TrackingOptions as TrackingOptions,
+    TrackingStride as TrackingStride,
 )
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._draw import draw_model as draw_model
