@@ -244,18 +244,24 @@ def _restore(p: Scaled, R, lin: Linearisation, rhs, y, tau, theta, needed, y_new
     backtracking on ``θ = ‖h‖₁`` alone (a one-step stand-in for IPOPT's restoration phase, §3.3); the filter is
     then reset. Returns ``(y, α, restored)``."""
     N = y.shape[0]
-    d, _ = newton_solve(R, p, lin, rhs.at[:N].set(-p.barrier_gradient(jnp.zeros_like(y), y, 0.0)))
-    a_max = _fraction_to_boundary(p, y, d, tau)
 
-    def body(c):
-        k, a, _ = c
-        better = jnp.sum(jnp.abs(p.h(y + a * d))) <= (1 - 1e-4 * a) * theta
-        return k + 1, jnp.where(better, a, 0.5 * a), better
+    def attempt(_):
+        d, _ = newton_solve(R, p, lin, rhs.at[:N].set(-p.barrier_gradient(jnp.zeros_like(y), y, 0.0)))
+        a_max = _fraction_to_boundary(p, y, d, tau)
 
-    _, a, better = jax.lax.while_loop(lambda c: needed & ~c[2] & (c[0] < max_backtracks), body,
-                                      (0, a_max, jnp.asarray(False)))
+        def body(c):
+            k, a, _ = c
+            better = jnp.sum(jnp.abs(p.h(y + a * d))) <= (1 - 1e-4 * a) * theta
+            return k + 1, jnp.where(better, a, 0.5 * a), better
+
+        _, a, better = jax.lax.while_loop(lambda c: ~c[2] & (c[0] < max_backtracks), body,
+                                          (0, a_max, jnp.asarray(False)))
+        return y + a * d, a, better
+
+    skip = lambda _: (y_new, alpha, jnp.asarray(False))  # noqa: E731
+    y_r, a, better = jax.lax.cond(needed, attempt, skip, None)  # computed only where needed (outside vmap)
     restored = needed & better
-    return jnp.where(restored, y + a * d, y_new), jnp.where(restored, a, alpha), restored
+    return jnp.where(restored, y_r, y_new), jnp.where(restored, a, alpha), restored
 
 
 def _singular(h, options) -> NLPResults:
