@@ -1,7 +1,7 @@
-"""The documentation: the site builds with ``mkdocs build --strict`` (a broken link, snippet or API reference
-fails), every public name is in its API reference, and the README's runnable examples (the opening one, your own
-model, the importers, the grid sweep) run, give seed 000's check values, and their gradients agree with finite
-differences."""
+"""The documentation: the site builds with ``mkdocs build --strict`` (a broken link or API reference fails),
+every public name is in its API reference, and the runnable examples of the README and the docs pages (the
+README's impact and gradient, your own model, the importers, the grid sweep) run, give the check values of
+Font-Llagunes et al. (2012), and their gradients agree with finite differences."""
 
 import importlib.util
 import math
@@ -41,21 +41,42 @@ def test_mkdocs_build_strict(tmp_path):
         assert "--8&lt;--" not in (site / page / "index.html").read_text()
 
 
-def _runnable_readme_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+# The files whose ``<!-- test: run -->`` blocks run, in this order, in one namespace.
+RUNNABLE = ("README.md", "docs/own-model.md", "docs/importing.md", "docs/gradients.md")
+
+
+def _runnable_blocks(name: str) -> list[str]:
+    text = (ROOT / name).read_text()
     return re.findall(r"<!-- test: run -->\n```python\n(.*?)```", text, flags=re.S)
 
 
+def test_readme_is_short():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b|\bUTC\b|\bcommit `?[0-9a-f]{7}", text), "no timestamps or hashes"
+    assert not re.search(r"(?i)seed[ -]00\d", text), "papers by author and year"
+    assert len(_runnable_blocks("README.md")) == 1
+    block = _runnable_blocks("README.md")[0]
+    assert 10 <= len(block.strip().splitlines()) <= 16
+
+
 def test_readme_examples():
-    blocks = _runnable_readme_blocks()
-    assert len(blocks) >= 4, "the README's opening, own-model, import and sweep blocks are marked <!-- test: run -->"
+    blocks = {name: _runnable_blocks(name) for name in RUNNABLE}
+    assert all(blocks.values()), f"every file of RUNNABLE has a <!-- test: run --> block: {blocks.keys()}"
     ns: dict = {"__name__": "readme"}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), ns)
-    # The opening example: seed 000's check values at q3 = 12°, q̇5 = −0.2 rad/s, μ = 0.75 (CONVENTIONS.md).
+    for name in RUNNABLE:
+        for block in blocks[name]:
+            exec(compile(block, name, "exec"), ns)
+        if name == "README.md":
+            ns["readme_loss"] = ns["loss"]
+    # The README's example: the check values of Font-Llagunes et al. 2012 at q3 = 12°, q̇5 = −0.2 rad/s, μ = 0.75,
+    # and its gradient against central differences.
     hit = ns["hit"]
     np.testing.assert_allclose([hit.normal_impulse, hit.tangential_impulse, hit.mu_c], [14.16, -9.77, 0.675],
                                atol=6e-3)
+    readme_loss, q3 = ns["readme_loss"], math.radians(12.0)
+    fd = (readme_loss(q3 + 1e-6) - readme_loss(q3 - 1e-6)) / 2e-6
+    np.testing.assert_allclose(jax.grad(readme_loss)(q3), fd, rtol=1e-5)
     # The grid sweep at the same state: μ = 0.75 and 1 ≥ μ_c stick, as the single call does; μ = 0.5 slides.
     P_n = ns["P_n"]
     np.testing.assert_allclose(P_n[3, 0, 1:], float(hit.normal_impulse), rtol=1e-12)
