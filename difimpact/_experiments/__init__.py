@@ -1,4 +1,4 @@
-"""The papers' tables and figures (seeds 000–003), registered for `difimpact reproduce` in paper order."""
+"""The papers' tables and figures (the four papers), registered for `difimpact reproduce` in paper order."""
 
 from . import (
     seed000 as seed000,

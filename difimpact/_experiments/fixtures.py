@@ -1,4 +1,4 @@
-"""The papers' contact fixtures: the crutch tip's materials and seed 000's tip contact."""
+"""The papers' contact fixtures: the crutch tip's materials and Font-Llagunes et al. 2012's tip contact."""
 
 from .._contact import Contact, Coulomb, HuntCrossley, hertz_stiffness
 from .._validation import as_float
@@ -9,7 +9,7 @@ CHI = 1e7  # Hunt–Crossley damping of seed 000 §5 [N s/m^2.5]
 
 
 def seed000_tip_contact(kn_factor: float = 1.0, chi_factor: float = 1.0, mu: float = 0.75) -> Contact:
-    """The crutch tip ``Q`` of seed 000 (§5): Hunt–Crossley with Hertz stiffness of an elastomer sphere
+    """The crutch tip ``Q`` of Font-Llagunes et al. 2012 (§5): Hunt–Crossley with Hertz stiffness of an elastomer sphere
     ``R_s = 0.05 m, E_s = 0.1 GPa, ν_s = 0.5`` on concrete ``E_p = 30 GPa, ν_p = 0.2`` (eqs. 36–37),
     ``χ = 10⁷ N s/m^2.5``, scaled by ``kn_factor`` and ``chi_factor`` (Table 3), and exact Coulomb
     friction ``mu``."""

@@ -1,5 +1,5 @@
-"""Seed 003's biped with a torso, powered by two hip torques: the optimal step at 1 m/s over the torso-to-hip
-mass ratio μ_T, and the share of kinetic energy lost at its heel strike beside seed 003's impulsive-only
+"""Font & Kövecses 2008's biped with a torso, powered by two hip torques: the optimal step at 1 m/s over the torso-to-hip
+mass ratio μ_T, and the share of kinetic energy lost at its heel strike beside Font & Kövecses 2008's impulsive-only
 analysis of the same biped."""
 
 import math
@@ -26,7 +26,7 @@ COMPARED = ("cost", "xi_I", "trailing_lift_off_speed")
 
 
 def biped(mu_T) -> BipedWithTorso:
-    """Seed 003's biped (l = 0.8 m, b = 0.4 m, l_T = 0.4 m, 30 kg) with legs of 5 kg and the other 20 kg split
+    """Font & Kövecses 2008's biped (l = 0.8 m, b = 0.4 m, l_T = 0.4 m, 30 kg) with legs of 5 kg and the other 20 kg split
     between hip and torso by ``μ_T = m_T/m_H``."""
     mu_T = jnp.asarray(mu_T, float)
     m_H = UPPER_MASS / (1 + mu_T)
@@ -50,7 +50,7 @@ def optimal_step(mu_T, segments: int) -> OptimalGait:
 @jax.jit
 @jax.vmap
 def _impulsive_only(mu_T, q4, q5):
-    """ξ_I of seed 003's heel strike (§4) at ``q4⁻``, ``q5⁻``: ``q3 = q4/2``, no relative leg rotation, the torso
+    """ξ_I of Font & Kövecses 2008's heel strike (§4) at ``q4⁻``, ``q5⁻``: ``q3 = q4/2``, no relative leg rotation, the torso
     not rotating, the swing foot sticking and the stance foot released."""
     model = biped(mu_T)
     q, qdot = model.pre_impact_state(q4, q5)
@@ -58,7 +58,7 @@ def _impulsive_only(mu_T, q4, q5):
 
 
 def _heel_strike(gait: OptimalGait) -> dict:
-    """The pre-impact state of `gait` in seed 003's terms (angles in degrees, rates in rad/s; torso angle
+    """The pre-impact state of `gait` in Font & Kövecses 2008's terms (angles in degrees, rates in rad/s; torso angle
     from the vertical, > 0 leaning forward)."""
     theta, rates = np.asarray(gait.theta[-1]), np.asarray(gait.theta_dot[-1])
     foot = np.asarray(gait.problem.biped.swing_foot_velocity(gait.theta[-1], gait.theta_dot[-1]))
@@ -80,7 +80,7 @@ def _rel(a, b):
 
 
 @experiment("gait-biped-torso-powered", "003", "§4.2 (ξ_I against μ_T), in powered gaits",
-            "Seed 003's biped with a torso (30 kg, l = 0.8 m, b = l_T = 0.4 m, legs 5 kg, the other 20 kg split "
+            "Font & Kövecses 2008's biped with a torso (30 kg, l = 0.8 m, b = l_T = 0.4 m, legs 5 kg, the other 20 kg split "
             "by μ_T = m_T/m_H) walking at 1 m/s with 0.5 m steps, powered by two hip torques: the step of least "
             f"(1/L)∫(τ1² + τ2²) dt (Hermite–Simpson, {SEGMENTS} segments; {QUICK_SEGMENTS} with --quick), "
             "periodic through the impulsive heel strike, straight legs free to scuff, the trailing foot's lift-off "
@@ -129,22 +129,22 @@ def _checks(rows, gaits, strikes, upright, leaning, fine, segments):
                    f"T⁻ − T⁺ (Simpson's rule on the mesh, to {BALANCE_RTOL:g})", "steady gait",
                    "relative differences " + _listed(balance, ".1e"), max(balance) < BALANCE_RTOL),
         check_that("The trailing foot lifts off after heel strike, v_Sn⁺ > 0 (reported, not imposed)",
-                   "seed 003, eq. 4", "v_Sn⁺ = " + _listed(lift, ".4f", "m/s"), bool(np.all(lift > 0))),
+                   "Font & Kövecses 2008, eq. 4", "v_Sn⁺ = " + _listed(lift, ".4f", "m/s"), bool(np.all(lift > 0))),
         check_that("Heel strike is a collision: the swing foot approaches the ground, v_y⁻ ≤ 0 (imposed; no "
-                   "clearance constraint)", "seed 003 §4: the swing foot impacts the ground",
+                   "clearance constraint)", "Font & Kövecses 2008, §4: the swing foot impacts the ground",
                    "v_y⁻ = " + _listed(foot_vy, "+.3f", "m/s") + scuff, bool(np.all(foot_vy <= 1e-9))),
-        check_that("At seed 003's pre-impact state (q3 = q4/2, upright torso, q̇4 = 0, torso not rotating) higher "
+        check_that("At Font & Kövecses 2008's pre-impact state (q3 = q4/2, upright torso, q̇4 = 0, torso not rotating) higher "
                    f"μ_T lowers ξ_I; here at this step's q4⁻ = {math.degrees(strikes[0]['q4']):.1f}°",
-                   "seed 003 §4.2, Figs. 6–7 (impulsive only)", "ξ_I = " + _listed(upright, ".4f"),
+                   "Font & Kövecses 2008, §4.2, Figs. 6–7 (impulsive only)", "ξ_I = " + _listed(upright, ".4f"),
                    monotone(upright, False)),
         check_that("The same in the optimal powered gaits: higher μ_T lowers ξ_I at heel strike",
-                   "seed 003 §4.2 (impulsive only)",
-                   f"ξ_I = {_listed(xi, '.4f')}: {_trend(xi)}. At the gaits' postures with seed 003's velocities "
+                   "Font & Kövecses 2008, §4.2 (impulsive only)",
+                   f"ξ_I = {_listed(xi, '.4f')}: {_trend(xi)}. At the gaits' postures with Font & Kövecses 2008's velocities "
                    f"ξ_I = {', '.join(f'{x:.4f}' for x in leaning)} ({_trend(leaning)}); the optimum strikes with the "
                    "torso at " + ", ".join(f"{s['torso_deg']:.0f}°" for s in strikes) + " from the vertical "
                    "(> 0 forward), turning at " + ", ".join(f"{s['torso_rate']:+.2f}" for s in strikes)
                    + " rad/s, and the legs still spreading, q̇4⁻ = " + ", ".join(f"{s['q4_rate']:.2f}" for s in strikes)
-                   + " rad/s (seed 003: q̇4⁻ = 0, torso not rotating)", monotone(xi, False)),
+                   + " rad/s (Font & Kövecses 2008: q̇4⁻ = 0, torso not rotating)", monotone(xi, False)),
     ]
     return checks
 
@@ -155,8 +155,8 @@ def _figure(rows, gaits, upright, leaning):
     axes[0].plot(mu, [r["cost"] for r in rows], "ko-")
     axes[0].set_ylabel("cost (1/L)∫(τ1² + τ2²) dt [(N m)² s / m]")
     axes[1].plot(mu, [r["xi_I"] for r in rows], "ko-", label="optimal powered gait")
-    axes[1].plot(mu, upright, "s--", color="C0", label="seed 003's state, upright torso")
-    axes[1].plot(mu, leaning, "^--", color="C1", label="seed 003's velocities, the gait's torso angle")
+    axes[1].plot(mu, upright, "s--", color="C0", label="Font & Kövecses 2008's state, upright torso")
+    axes[1].plot(mu, leaning, "^--", color="C1", label="Font & Kövecses 2008's velocities, the gait's torso angle")
     axes[1].set_ylabel("ξ_I = T_c⁻/T⁻ at heel strike [-]")
     axes[1].legend(fontsize=8)
     for ax in axes[:2]:
@@ -172,17 +172,17 @@ def _figure(rows, gaits, upright, leaning):
     axes[2].legend(fontsize=8)
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Seed 003's biped with a torso, powered: optimal steps of {STEP_LENGTH:g} m at {SPEED:g} m/s "
+    fig.suptitle(f"Font & Kövecses 2008's biped with a torso, powered: optimal steps of {STEP_LENGTH:g} m at {SPEED:g} m/s "
                  f"({gaits[0].problem.segments} Hermite–Simpson segments)")
     return fig
 
 
 def _table(rows, gaits, strikes, upright, leaning, segments):
     head = (f"Heel strike of the optimal gaits ({segments} segments; torso angle from the vertical, > 0 leaning "
-            "forward; v⁻: the swing foot's velocity; ξ_I seed 003: the impulsive-only state of §4 at this q4⁻, "
+            "forward; v⁻: the swing foot's velocity; ξ_I Font & Kövecses 2008: the impulsive-only state of §4 at this q4⁻, "
             "upright torso or the gait's torso angle):\n\n"
             "| μ_T | m_H, m_T [kg] | cost | ξ_I | v_Sn⁺ [m/s] | net work, impact loss [J] | iterations | "
-            "torso [°], rate [rad/s] | q̇4⁻ [rad/s] | v⁻ (x, y) [m/s] | ξ_I seed 003 upright, gait's torso |\n"
+            "torso [°], rate [rad/s] | q̇4⁻ [rad/s] | v⁻ (x, y) [m/s] | ξ_I Font & Kövecses 2008 upright, gait's torso |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for r, g, s, a, b in zip(rows, gaits, strikes, upright, leaning):

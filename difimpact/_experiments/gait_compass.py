@@ -1,5 +1,5 @@
 """Periodic passive gaits of the compass biped: the period-doubling cascade of Goswami, Thuilot & Espiau (1998)
-and the round-footed walker of seed 001."""
+and the round-footed walker of Font-Llagunes et al. 2010."""
 
 import jax.numpy as jnp
 import numpy as np
@@ -79,7 +79,7 @@ def _diagram(points):
 
 
 @experiment("gait-round-feet", "001", "round feet in a passive gait",
-            "Seed 001's compass walker (l = 1 m, m = 5 kg, b = 0.5 m, m_H = 10 kg) with foot radius R from 0 toward "
+            "Font-Llagunes et al. 2010's compass walker (l = 1 m, m = 5 kg, b = 0.5 m, m_H = 10 kg) with foot radius R from 0 toward "
             "l on a 3° slope: the passive gait continued in R, its speed, impact loss per distance and stability.",
             units="R [m], slope_deg [deg], half_angle [rad], step_time [s], speed [m/s], loss_per_distance [J/m], rho [-]")
 def round_feet(quick, progress):
@@ -88,7 +88,7 @@ def round_feet(quick, progress):
                  loss_per_distance=b.energy_loss / b.step_length, rho=b.rho) for b in branch if b.kind == "orbit"]
     balance = max(abs(b.energy_loss / (20.0 * 9.81 * b.step_length * np.sin(np.radians(3.0))) - 1) for b in branch)
     checks = [
-        check_close("Loss per distance of a passive gait = M g sin γ, whatever R (seed 001's impact loss is paid by "
+        check_close("Loss per distance of a passive gait = M g sin γ, whatever R (Font-Llagunes et al. 2010's impact loss is paid by "
                     "the slope)", 20.0 * 9.81 * np.sin(np.radians(3.0)), rows[-1]["loss_per_distance"], 1e-8, "J/m"),
         check_that("Energy balance on every gait of the branch (1e-9)", "M g L sin γ",
                    f"largest relative error {balance:.1e}", balance < 1e-9),

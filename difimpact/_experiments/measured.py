@@ -1,9 +1,9 @@
-"""Heel strikes measured in the lab, run through seed 002's analysis (Ros et al. 2015): the energy index ξ
+"""Heel strikes measured in the lab, run through the analysis of Ros et al. (2015): the energy index ξ
 (eq. 23) with nothing, the ankle, ankle+knee, ankle+knee+hip of the leading leg blocked, and the trailing foot's
 lift-off, for the seven-link human (Dumas et al. 2007, scaled to each subject) put in each measured pre-impact
 state, and for the treadmill subject's own OpenSim model imported with :func:`~difimpact.from_osim`; beside the
-paper's values and the library's default posture; and seed 002's kinematic assumptions (eq. 3) tested against
-the data. The impact is seed 002's (see :mod:`.seed002`): the leading heel sticks, the trailing MH is unilateral
+paper's values and the library's default posture; and Ros et al. 2015's kinematic assumptions (eq. 3) tested against
+the data. The impact is Ros et al. 2015's (see :mod:`.seed002`): the leading heel sticks, the trailing MH is unilateral
 and does not slide.
 """
 
@@ -82,13 +82,13 @@ def _run(model, states, velocities, joints, blocked, heel, trailing):
 
 @functools.cache
 def _measured_rows() -> tuple[dict, ...]:
-    """The seven-link rows of every trial and blocking case (computed once per process: seed 002's experiments
+    """The seven-link rows of every trial and blocking case (computed once per process: Ros et al. 2015's experiments
     read them for their notes, :func:`heelstrike_measured` for its rows)."""
     return tuple(_seven_link(tuple(gait_data.TRIALS), tuple(CASES), lambda it, **_: it))
 
 
 def _seven_link(trials, cases, progress):
-    """Rows of the seven-link human in every measured pre-impact state, and in seed 002's default state."""
+    """Rows of the seven-link human in every measured pre-impact state, and in Ros et al. 2015's default state."""
     rows = []
     default = SevenLinkHuman()
     groups = [("default", None, default, [default.heel_strike_state(OMEGA0_REF)])]
@@ -146,7 +146,7 @@ def _osim(cases, progress):
 
 def _row(trial, fr, model, blocked, xi, t_minus, outcome) -> dict:
     v = {} if fr is None else fr.values
-    return {"trial": trial, "event": "seed 002 default, ω0 = −1 rad/s" if fr is None else fr.event,
+    return {"trial": trial, "event": "Ros et al. 2015 default, ω0 = −1 rad/s" if fr is None else fr.event,
             "rel_frame": 0 if fr is None else fr.rel_frame, "model": model, "blocked": blocked, "xi": float(xi),
             "T_minus": float(t_minus), "trailing_foot": (OUTCOMES + (NO_IMPACT,))[int(outcome)],
             **{k: float(v.get(c, np.nan)) for k, c in (
@@ -155,7 +155,7 @@ def _row(trial, fr, model, blocked, xi, t_minus, outcome) -> dict:
 
 
 def _assumption_checks(trials) -> list:
-    """Seed 002's eq. 3 against the frames −2…0 of every measured heel strike."""
+    """Ros et al. 2015's eq. 3 against the frames −2…0 of every measured heel strike."""
     frames = [fr for t in trials for fr in gait_data.frames(t) if fr.rel_frame in (-2, -1, 0)]
     col = lambda c: np.array([fr.values[c] for fr in frames])  # noqa: E731
     knee, heel = col("d_knee_flex_trail"), col("heel_vx_lead_rel_ground_mps")
@@ -163,7 +163,7 @@ def _assumption_checks(trials) -> list:
     span = lambda a, fmt: f"{np.nanmin(a):{fmt}} … {np.nanmax(a):{fmt}}"  # noqa: E731
     where = f"frames −2…0 of {len({(fr.trial, fr.event) for fr in frames})} heel strikes"
     return [
-        check_that("Trailing knee rate θ̇_K^L⁻ = 0 (seed 002 eq. 3)", "0 °/s (taken as met within ± 10 °/s)",
+        check_that("Trailing knee rate θ̇_K^L⁻ = 0 (Ros et al. 2015, eq. 3)", "0 °/s (taken as met within ± 10 °/s)",
                    f"{span(knee, '.0f')} °/s ({where}; flexing)", np.nanmax(np.abs(knee)) <= 10.0),
         check_that("Leading heel at rest horizontally, v_x(CAL^R)⁻ = 0 (eq. 3)",
                    "0 m/s (taken as met within ± 0.05 m/s)",
@@ -216,7 +216,7 @@ def _figure_xi(rows, cases):
     for i, case in enumerate(cases):
         if case in PAPER_AT_REF_PCT:
             ax.fill_between([i - 0.4, i + 0.4], PAPER_AT_REF_PCT[case] - 0.5, PAPER_AT_REF_PCT[case] + 0.5,
-                            color="0.8", label="seed 002, ω0 = −1 rad/s (§4.3)" if i == 1 else None)
+                            color="0.8", label="Ros et al. 2015, ω0 = −1 rad/s (§4.3)" if i == 1 else None)
     default = [100 * next(r["xi"] for r in rows if r["trial"] == "default" and r["blocked"] == c) for c in cases]
     ax.plot(x, default, "ks", label="library default posture, ω0 = −1 rad/s")
     groups = sorted({(r["model"], r["trial"]) for r in rows if r["trial"] != "default"})
@@ -231,7 +231,7 @@ def _figure_xi(rows, cases):
     ax.set_ylabel("energy index ξ [%]")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title("Heel strikes measured in the lab through seed 002's impact map")
+    ax.set_title("Heel strikes measured in the lab through Ros et al. 2015's impact map")
     fig.tight_layout()
     return fig
 
@@ -253,7 +253,7 @@ def _figure_assumptions(trials):
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle("Seed 002's assumptions (eq. 3: each dashed line is zero) against the data")
+    fig.suptitle("Ros et al. 2015's assumptions (eq. 3: each dashed line is zero) against the data")
     fig.tight_layout()
     return fig
 
@@ -296,7 +296,7 @@ def _markdown(rows, trials, cases, knee) -> str:
 
 
 @experiment("heelstrike-measured", "002", "§4.3 values, eq. 3",
-            "Measured heel strikes (treadmill, overground, Winter) through seed 002's analysis: ξ with nothing / "
+            "Measured heel strikes (treadmill, overground, Winter) through Ros et al. 2015's analysis: ξ with nothing / "
             "ankle / ankle+knee / ankle+knee+hip blocked, trailing-foot lift-off; eq. 3 tested against the data.",
             units=UNITS)
 def heelstrike_measured(quick, progress):
@@ -318,7 +318,7 @@ _CASE_WORDS = (("ankle+knee+hip", ("ankle+knee+hip", "Ankle, knee and hip")),
 
 
 def measured_note(checks, quick: bool) -> str:
-    """For seed 002's experiments: for each ✗, whether the measured pre-impact states (seven-link human,
+    """For Ros et al. 2015's experiments: for each ✗, whether the measured pre-impact states (seven-link human,
     Dumas-scaled, frames −2 and −1 of every trial) move our value toward the paper's. A level (a percentage in
     both the paper's and our column) is compared with the measured states' median ξ of its blocking case; the
     trailing foot with the measured outcomes; other statements are not tested by single measured states."""

@@ -128,11 +128,11 @@ def _status(run, results) -> list[str]:
 
 
 def _section(r) -> str:
-    lines = [f"## `{r['name']}` — {r['paper'] or 'seed ' + r['seed']}, {r['target']} · {_mode(r['quick'])}", "",
+    lines = [f"## `{r['name']}` — {', '.join(x for x in (r['paper'], r['target']) if x)} · {_mode(r['quick'])}", "",
              f"_{'Quick run (`--quick`): coarse grids and figures.' if r['quick'] else 'Full run.'} "
              f"Written by run {r['run']}._", ""]
     if r["reference"]:
-        lines += [f"_{r['reference']}_" + (f" (seed {r['seed']})" if r["seed"] else ""), ""]
+        lines += [f"_{r['reference']}_", ""]
     lines += [r["description"], ""]
     if r["units"]:
         lines += [f"Units: {r['units']}", ""]

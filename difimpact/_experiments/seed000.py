@@ -1,4 +1,4 @@
-"""Seed 000 (Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses 2012): crutch-tip impact of the crutch walker,
+"""Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses (2012): crutch-tip impact of the crutch walker,
 the impulsive map with Coulomb friction beside the compliant Hunt–Crossley model — critical friction
 (Fig. 3) and the grid of §5.1–5.3 (Figs. 4–12) here; evolutions in normal-impulse space (§5.4, Figs. 13–17)
 and the sensitivity of the compliant model to ``k_n`` and ``χ`` (§5.5, Table 3, Figs. 18–21) in
@@ -34,7 +34,7 @@ _WALKER = CrutchWalker()  # seed 000, Table 1
 
 
 def _impulsive(mu, q3_deg, q5dot):
-    """Impulsive frictional map (seed 000, eqs. 8–34) at the pre-impact states of §5, one per entry of the
+    """Impulsive frictional map (Font-Llagunes et al. 2012, eqs. 8–34) at the pre-impact states of §5, one per entry of the
     equal-length sequences ``mu, q3_deg, q5dot``. Batches are padded to the full grid's size so that every
     experiment reuses one compilation."""
     size = len(MUS) * len(Q3_DEG) * len(Q5DOTS)
@@ -61,7 +61,7 @@ def _impulsive_batch(mu, q3, q5dot):
 
 @jax.jit
 def _compliant(kn_factor, chi_factor, mu, q3, q5dot, t_max):
-    """Compliant contact phase of seed 000 (eqs. 35–38) from the pre-impact state of §5, stopped at its end
+    """Compliant contact phase of Font-Llagunes et al. 2012 (eqs. 35–38) from the pre-impact state of §5, stopped at its end
     of compression or at ``t_max`` [s] (whichever comes first); ``v_n(P) = q̇2``, ``v_t(Q) = A_t q̇``."""
     q, qdot = _WALKER.pre_impact_state(q3, q5dot)
     r = compliant_impact(_WALKER, q, qdot, (seed000_tip_contact(kn_factor, chi_factor, mu),), t_max=t_max,
@@ -88,7 +88,7 @@ def _run_compliant(kn_factor=1.0, chi_factor=1.0, mu=0.75, q3_deg=12.0, q5dot=-0
 
 
 def _compliant_regime(out) -> str:
-    """Regime name of a compliant solve (names of seed 000, Table 2), from its start and end."""
+    """Regime name of a compliant solve (names of Font-Llagunes et al. 2012, Table 2), from its start and end."""
     rest = abs(out["vtQ_minus"]) <= REST_TOL * abs(out["vnQ_minus"])
     if out["final_stick"]:
         return "stick" if rest else "slide-stick"
@@ -128,7 +128,7 @@ def crutch_critical_friction(quick, progress):
     ax.set_ylim(0.4, 1.1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title("Seed 000 Fig. 3 — critical friction over the leg angle\n(q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s; "
+    ax.set_title("Font-Llagunes et al. 2012, Fig. 3 — critical friction over the leg angle\n(q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s; "
                  "dotted red: the μ of §5)", fontsize=10)
     fig.tight_layout()
     return Outcome(rows, {"fig3_mu_c": fig, "model_crutch_walker": _model_figure()}, checks)
@@ -139,7 +139,7 @@ def _model_figure():
     (Table 3's case), in place of the paper's Fig. 1."""
     q, qdot = _WALKER.pre_impact_state(math.radians(12.0), -0.2)
     r = frictional_impact(_WALKER, q, qdot, Contact("Q", friction_law=Coulomb(0.75)))
-    return model_figure(_WALKER, q, "Crutch walker (seed 000, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = 150°",
+    return model_figure(_WALKER, q, "Crutch walker (Font-Llagunes et al. 2012, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = 150°",
                         contacts=("Q",), arrows={"Q": (float(r.tangential_impulse), float(r.normal_impulse))},
                         note="arrow: impulse (P_t, P_n) of the tip Q, impulsive map, μ = 0.75, q̇5⁻ = −0.2 rad/s; "
                              "P feet, H hip, S shoulder, E elbow")
@@ -149,7 +149,7 @@ _GRID_KEYS = ("Pn", "Pt", "Wn", "Wt", "vnP", "vtQ")
 
 
 def _grid_rows(quick, progress):
-    """Both methods over μ × q3 × q̇5 (seed 000, §5): arrays indexed ``[method][key][μ, q3, q̇5]``."""
+    """Both methods over μ × q3 × q̇5 (Font-Llagunes et al. 2012, §5): arrays indexed ``[method][key][μ, q3, q̇5]``."""
     q3s = (3, 12, 21) if quick else Q3_DEG
     q5s = (-0.2, 0.0, 0.4) if quick else Q5DOTS
     mu, q3, q5 = (a.ravel() for a in np.meshgrid(MUS, np.asarray(q3s, float), q5s, indexing="ij"))
@@ -252,6 +252,6 @@ def crutch_grid(quick, progress):
                                 for j, q5 in enumerate(q5s) for m in ("impulsive", "compliant")])
                       for k, ylabel in keys]
             figures[f"fig{number}_{name}_mu{mu:g}"] = panel_grid(
-                panels, f"Seed 000 Fig. {number} — {what} at μ = {mu:g}, both methods (q4 = 10°, q5 = 150°)",
+                panels, f"Font-Llagunes et al. 2012, Fig. {number} — {what} at μ = {mu:g}, both methods (q4 = 10°, q5 = 150°)",
                 "leg absolute angle q3⁻ [deg]", note=note)
     return Outcome(rows, figures, checks)

@@ -1,4 +1,4 @@
-"""Seed 000 (Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses 2012), what happens during the crutch-tip impact:
+"""Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses (2012), what happens during the crutch-tip impact:
 the evolutions in normal-impulse space of both methods (§5.4, Figs. 13–17) and the sensitivity of the compliant
 model to its stiffness ``k_n`` and damping ``χ`` (§5.5, Table 3, Figs. 18–21). The solves are those of
 :mod:`.seed000`; time samples of a compliant solve are exact (the same solve stopped earlier).
@@ -29,7 +29,7 @@ _FIGURE_RESOLUTION = 0.02  # two line widths on a paper panel, as a fraction of 
 
 def _compliant_path(mu, q3_deg, q5dot, samples):
     """Compliant solve sampled at ``samples`` equal times of its duration, mapped to ``P_n(t) = ∫F_n dt``
-    (the equivalence of the two independent variables, seed 000 §3.2 and §5.1): exact states of the same solve."""
+    (the equivalence of the two independent variables, Font-Llagunes et al. 2012, §3.2 and §5.1): exact states of the same solve."""
     end = _run_compliant(mu=mu, q3_deg=q3_deg, q5dot=q5dot)
     parts = [_run_compliant(mu=mu, q3_deg=q3_deg, q5dot=q5dot, t_max=float(end["duration"]) * k / samples)
              for k in range(1, samples)] + [end]
@@ -81,7 +81,7 @@ def crutch_impulse_space(quick, progress):
                             for method, path in (("impulsive", imp), ("compliant", comp))])
                   for k, ylabel in _PATH_KEYS]
         figures[f"fig{fig_no[i]}_impulse_space"] = panel_grid(
-            panels, f"Seed 000 Fig. {fig_no[i]} — μ = {mus[i]:g}, q̇5⁻ = {q5s[i]:g} rad/s, q3⁻ = {q3s[i]:g}° "
+            panels, f"Font-Llagunes et al. 2012, Fig. {fig_no[i]} — μ = {mus[i]:g}, q̇5⁻ = {q5s[i]:g} rad/s, q3⁻ = {q3s[i]:g}° "
             f"({names[i]})", "normal impulse P_n [N s]", ncols=3,
             note=f"P: feet, Q: crutch tip; both curves end at the end of compression, where v_n(Q) = 0 "
                  f"(impulsive: ● at P_n⁺ = {imp['Pn'][-1]:.2f} N s)")
@@ -185,7 +185,7 @@ def crutch_table3(quick, progress):
                    np.all(spread[:2] > _FIGURE_RESOLUTION) and np.all(spread[2:] <= _FIGURE_RESOLUTION)),
     ]
     markdown = "\n".join([
-        "Seed 000, Table 3 beside ours (compliant model, μ = 0.75, q̇5⁻ = −0.2 rad/s, q3⁻ = 12°):", "",
+        "Font-Llagunes et al. 2012, Table 3 beside ours (compliant model, μ = 0.75, q̇5⁻ = −0.2 rad/s, q3⁻ = 12°):", "",
         "| k_n | χ | P_n⁺ paper [N s] | P_n⁺ ours | rel. err. | P_t⁺ paper [N s] | P_t⁺ ours | rel. err. | "
         "peak F_n [N] | duration [ms] |", "|---|---|---|---|---|---|---|---|---|---|", *table])
     figures = {}
@@ -194,7 +194,7 @@ def crutch_table3(quick, progress):
                    [(1e3 * times, qdot[:, i], f"{_factor(f)} {label}", dict(marker=".", ms=3))
                     for f, (_, times, qdot) in zip(factors, subset)]) for i in range(6)]
         figures[f"fig{number}_qdot_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
-            panels, f"Seed 000 Fig. {number} — q̇(t), compliant model, {label} varied (μ = 0.75, q̇5⁻ = −0.2 rad/s, "
+            panels, f"Font-Llagunes et al. 2012, Fig. {number} — q̇(t), compliant model, {label} varied (μ = 0.75, q̇5⁻ = −0.2 rad/s, "
             "q3⁻ = 12°)", "time [ms]", ncols=3,
             note=f"q̇1, q̇2: feet velocity; q̇3…q̇6: leg, torso, upper-arm, forearm rates; {_END_NOTE}")
     for number, label, factors, subset in ((20, "k_n", _KN_SET, kn_runs), (21, "χ", _CHI_SET, chi_runs)):
@@ -211,6 +211,6 @@ def crutch_table3(quick, progress):
                                "slide → stick switch" if j == 0 else None, dict(color=colors[j], ls=":")))
             panels.append((ylabel, curves))
         figures[f"fig{number}_forces_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
-            panels, f"Seed 000 Fig. {number} — contact forces, compliant model, {label} varied (μ = 0.75, "
+            panels, f"Font-Llagunes et al. 2012, Fig. {number} — contact forces, compliant model, {label} varied (μ = 0.75, "
             "q̇5⁻ = −0.2 rad/s, q3⁻ = 12°)", "time [ms]", note=_END_NOTE)
     return Outcome(rows, figures, checks, markdown)

@@ -1,23 +1,23 @@
-"""Seed 001 (Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau, 2010): impulsive and compliant impact models
+"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010): impulsive and compliant impact models
 compared on the compass-gait biped with circular feet (Figs. 2–3, :mod:`.seed001_compass`) and on the crutch
 walker (Figs. 4–5, :mod:`.seed001_crutch`): the models, solves and comparison helpers of both.
 
-**Impulsive** (seed 001, eqs. 6–9): the colliding point Q sticks after the impact (``v⁺(Q) = 0``), every
+**Impulsive** (Font-Llagunes et al. 2010, eqs. 6–9): the colliding point Q sticks after the impact (``v⁺(Q) = 0``), every
 other contact is released: the swing foot of the compass walker (the stance foot may lift off; its
 ``q̇2⁺`` is the trailing foot's separation velocity), the crutch tip (the feet are free). The energy loss is
 ``T⁻ − T⁺``.
 
-**Compliant** (seed 001, §4): Hunt–Crossley normal force (eq. 13) with Hertz stiffness (eqs. 14–15) and
+**Compliant** (Font-Llagunes et al. 2010, §4): Hunt–Crossley normal force (eq. 13) with Hertz stiffness (eqs. 14–15) and
 damping from restitution (Lankarani–Nikravesh, eq. 16), integrated with gravity to the end of compression
-of Q (``v_n(Q) = 0``, seed 000's end); the energy loss is minus the work of the contact forces (§5.1).
+of Q (``v_n(Q) = 0``, Font-Llagunes et al. 2012's end); the energy loss is minus the work of the contact forces (§5.1).
 
-Parameters seed 001 does not give, chosen here and used throughout: the materials of seed 000 (§5, same
+Parameters Font-Llagunes et al. 2010 does not give, chosen here and used throughout: the materials of Font-Llagunes et al. 2012 (§5, same
 authors: elastomer ``E = 0.1 GPa, ν = 0.5`` on concrete ``E = 30 GPa, ν = 0.2``), the sphere radius the
-foot radius ``R`` (compass walker) or seed 000's ``0.05 m`` (crutch tip); restitution ``e = 0.8`` in eq. 16
-(at the crutch walker's impact speeds ``χ ≈ 10⁷ N s/m^2.5``, seed 000's value); exact Coulomb stick/slip
+foot radius ``R`` (compass walker) or Font-Llagunes et al. 2012's ``0.05 m`` (crutch tip); restitution ``e = 0.8`` in eq. 16
+(at the crutch walker's impact speeds ``χ ≈ 10⁷ N s/m^2.5``, Font-Llagunes et al. 2012's value); exact Coulomb stick/slip
 (:class:`~difimpact.Coulomb`, ``μ = 1``) for the paper's non-sliding contacts (§1), leaving out the solves
 where the impacting contact does not stick at the end. The compass walker's trailing foot keeps a compliant
-contact (same law, §5.1); the crutch walker's feet are free (seed 000's model). Gravity acts during the
+contact (same law, §5.1); the crutch walker's feet are free (Font-Llagunes et al. 2012's model). Gravity acts during the
 contact, and its impulse (``m g Δt``, a few percent of the contact impulse) is the main difference between
 the methods: each experiment reruns its compliant sweep with ``g = 0`` during the contact and reports the gaps
 (the documentation's design notes give the measurements, and why the paper's Mindlin tangential spring,
@@ -48,7 +48,7 @@ _OVERLAP = 0.02
 
 
 def _hunt_crossley(radius, impact_speed):
-    """Seed 001 eqs. 13–16 with seed 000's materials (§5; seed 001 gives none) and the restitution above."""
+    """Font-Llagunes et al. 2010 eqs. 13–16 with Font-Llagunes et al. 2012's materials (§5; Font-Llagunes et al. 2010 gives none) and the restitution above."""
     k_n = hertz_stiffness(radius, *ELASTOMER_ON_CONCRETE)
     return HuntCrossley(k_n, damping_from_restitution(k_n, _RESTITUTION, impact_speed))
 
@@ -74,7 +74,7 @@ def _compass_state(R, q3, g=9.81):
 
 @jax.jit
 def _compass_impulsive(R, q3):
-    """Swing foot sticks, stance foot released (seed 001, eq. 8). The swing foot's pre-impact normal velocity
+    """Swing foot sticks, stance foot released (Font-Llagunes et al. 2010, eq. 8). The swing foot's pre-impact normal velocity
     vanishes at ``R = l`` (no collision), so the map is called through :func:`constrained_impact` with the
     sticking rows ``A = [A_n; A_t]`` of the swing foot (what ``impact(stick=("swing_foot",))`` builds, without
     its check that the point approaches the ground, which would reject ``R = l``)."""
@@ -88,7 +88,7 @@ def _compass_impulsive(R, q3):
 
 @jax.jit
 def _compass_compliant(R, q3, g):
-    """Swing foot and trailing foot compliant (seed 001, §5.1), the phase ends at the swing foot's end of
+    """Swing foot and trailing foot compliant (Font-Llagunes et al. 2010, §5.1), the phase ends at the swing foot's end of
     compression; gravity ``g`` during the contact."""
     model, q, qdot = _compass_state(R, q3, g)
     law = _hunt_crossley(R, -model.point_velocity(q, qdot, "swing_foot")[1])
@@ -104,7 +104,7 @@ def _compass_compliant(R, q3, g):
 
 
 def _crutch_state(q3, q4, g=9.81):
-    """Seed 001 §5.2: feet at the origin, ``q5 = 150°``, ``q6`` placing the tip on the ground, and only
+    """Font-Llagunes et al. 2010, §5.2: feet at the origin, ``q5 = 150°``, ``q6`` placing the tip on the ground, and only
     ``q̇3⁻ = 1 rad/s`` non-zero."""
     model = CrutchWalker(g=g)
     q, qdot = model.pre_impact_state(q3, 0.0, q4=q4)
@@ -118,7 +118,7 @@ def _crutch_outputs(model, q, qdot_plus, loss):
 
 @jax.jit
 def _crutch_impulsive(q3, q4):
-    """Tip Q sticks, feet released (seed 001, eq. 8)."""
+    """Tip Q sticks, feet released (Font-Llagunes et al. 2010, eq. 8)."""
     model, q, qdot = _crutch_state(q3, q4)
     sol = constrained_impact(model.mass_matrix(q), model.contact_jacobian(q, "Q"), qdot)
     return dict(_crutch_outputs(model, q, sol.qdot_plus, sol.loss),
@@ -127,7 +127,7 @@ def _crutch_impulsive(q3, q4):
 
 @jax.jit
 def _crutch_compliant(q3, q4, g):
-    """Compliant tip (seed 001, §4), feet free, to the tip's end of compression; gravity ``g`` during the
+    """Compliant tip (Font-Llagunes et al. 2010, §4), feet free, to the tip's end of compression; gravity ``g`` during the
     contact."""
     model, q, qdot = _crutch_state(q3, q4, g)
     vn = -model.point_velocity(q, qdot, "Q")[1]

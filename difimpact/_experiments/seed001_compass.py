@@ -1,4 +1,4 @@
-"""Seed 001 (Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau 2010) on the compass walker with circular feet
+"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the compass walker with circular feet
 (§5.1, Figs. 2–3): trailing-foot separation velocity, hip speed and energy loss of heel strike over the step
 length and the foot radius, impulsive beside compliant. Models, solves and the comparison helpers are those
 of :mod:`.seed001`.
@@ -89,7 +89,7 @@ def compass_step_length(quick, progress):
                            imp, comp, "energy_loss", _CLOSE),
         ]
     fig = _figure(q3, "stance-leg angle q3⁻ [deg] (q4⁻ = 2 q3⁻)", imp, comp, _COMPASS_VELOCITIES,
-                  "Seed 001 Fig. 2 — compass walker over the step, R = 0.25 m (solid: impulsive, dashed: compliant)",
+                  "Font-Llagunes et al. 2010, Fig. 2 — compass walker over the step, R = 0.25 m (solid: impulsive, dashed: compliant)",
                   _COMPASS_SYMBOLS)
     notes = [_skipped_note(quick)] + _compliant_notes(comp, "one per q3") + [
         _gravity_note(imp, free, _COMPASS_QUANTITIES)]
@@ -102,7 +102,7 @@ def _model_figure():
     at the swing foot, in place of the paper's Fig. 1."""
     model, q, qdot = _compass_state(0.25, np.radians(15.0))
     sol = constrained_impact(model.mass_matrix(q), model.contact_jacobian(q, "swing_foot"), qdot)
-    return model_figure(model, q, "Compass walker with circular feet (seed 001) at heel strike, q3⁻ = 15°, R = 0.25 m",
+    return model_figure(model, q, "Compass walker with circular feet (Font-Llagunes et al. 2010) at heel strike, q3⁻ = 15°, R = 0.25 m",
                         contacts=("swing_foot", "stance_foot"),
                         arrows={"swing_foot": (float(sol.impulses[1]), float(sol.impulses[0]))},
                         note="arrow: impulse at the swing foot (it sticks; the stance foot is released); H: hip mass")
@@ -151,7 +151,7 @@ def compass_foot_radius(quick, progress):
                             "Fig. 3b", more, "compliant > impulsive", "solved radii"),
         ]
     fig = _figure(R, "foot radius R [m] (leg length l = 1 m)", imp, comp, _COMPASS_VELOCITIES,
-                  "Seed 001 Fig. 3 — compass walker over the foot radius, q3⁻ = 20°, q4⁻ = 40° (solid: impulsive, "
+                  "Font-Llagunes et al. 2010, Fig. 3 — compass walker over the foot radius, q3⁻ = 20°, q4⁻ = 40° (solid: impulsive, "
                   "dashed: compliant)", _COMPASS_SYMBOLS)
     notes = [_skipped_note(quick)] + _compliant_notes(None if comp is None else
                                                       {k: v[hit] for k, v in comp.items()}, "one per R < l") + [

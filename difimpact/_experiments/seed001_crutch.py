@@ -1,4 +1,4 @@
-"""Seed 001 (Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau 2010) on the crutch walker (§5.2, Figs. 4–5):
+"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the crutch walker (§5.2, Figs. 4–5):
 feet separation velocity, shoulder speed and energy loss of the crutch-tip impact over the leg angle and the
 hip angle, impulsive beside compliant. Models, solves and the comparison helpers are those of :mod:`.seed001`.
 """
@@ -51,7 +51,7 @@ def _crutch_notes(quick, imp, comp, free):
     notes = [_skipped_note(quick)] + _compliant_notes(comp, "one per angle")
     if comp is not None:
         notes.append(f"Hunt–Crossley damping from eq. 16 with e = {_RESTITUTION}: χ = "
-                     f"{np.min(comp['chi']):.3g}…{np.max(comp['chi']):.3g} N s/m^2.5 (seed 000 uses 1e+07).")
+                     f"{np.min(comp['chi']):.3g}…{np.max(comp['chi']):.3g} N s/m^2.5 (Font-Llagunes et al. 2012 uses 1e+07).")
     notes.append(_gravity_note(imp, free, _CRUTCH_QUANTITIES))
     return "\n\n".join(n for n in notes if n)
 
@@ -97,7 +97,7 @@ def crutch_leg_angle(quick, progress):
                             "impulsive > compliant", "angles"),
         ]
     fig = _figure(q3, "leg angle q3⁻ [deg]", imp, comp, _CRUTCH_VELOCITIES,
-                  "Seed 001 Fig. 4 — crutch walker over the leg angle, q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
+                  "Font-Llagunes et al. 2010, Fig. 4 — crutch walker over the leg angle, q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
                   "impulsive, dashed: compliant)", _CRUTCH_SYMBOLS)
     return Outcome(rows, {"fig4": fig}, checks, _crutch_notes(quick, imp, comp, free))
 
@@ -137,6 +137,6 @@ def crutch_hip_angle(quick, progress):
                             more, "compliant > impulsive", "angles"),
         ]
     fig = _figure(q4, "hip angle q4⁻ [deg]", imp, comp, _CRUTCH_VELOCITIES,
-                  "Seed 001 Fig. 5 — crutch walker over the hip angle, q3 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
+                  "Font-Llagunes et al. 2010, Fig. 5 — crutch walker over the hip angle, q3 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
                   "impulsive, dashed: compliant)", _CRUTCH_SYMBOLS)
     return Outcome(rows, {"fig5": fig}, checks, _crutch_notes(quick, imp, comp, free))

@@ -1,4 +1,4 @@
-"""Seed 002 (Ros, Font-Llagunes, Plaza & Kövecses, Multibody Syst Dyn 2015): heel strike of the seven-link
+"""Ros, Font-Llagunes, Plaza & Kövecses, Multibody Syst Dyn (2015): heel strike of the seven-link
 human — energy index ξ (eq. 23) over the trailing-ankle push-off ω0 (Fig. 3) here, over the torso angle
 (Fig. 6) and the post-impact rate of a partially blocked leading ankle (Fig. 8) in :mod:`.seed002_blocking`,
 for the joint-blocking cases of §4.
@@ -61,10 +61,10 @@ _FAST_COMPILE = {"xla_backend_optimization_level": 0}  # see the module docstrin
 # and the values at ω0 = −1 rad/s (§4.3 conclusions 1-3, to the percent).
 PAPER_MAX_PCT = {"ankle": 20, "ankle+knee": 30, "ankle+knee+hip": 35}
 PAPER_AT_REF_PCT = {"ankle": 12, "ankle+knee": 17, "ankle+knee+hip": 19}
-SOURCES = """**What the pre-impact state rests on.** Seed 002's Fig. 1 (its posture) is lost and Murray et al.'s
+SOURCES = """**What the pre-impact state rests on.** Ros et al. 2015's Fig. 1 (its posture) is lost and Murray et al.'s
 (1964) joint-angle curves, on which it is based, were not available.
 
-- *From seed 002*: 75 kg; Dumas et al. (2007) segments; v0 = 1.61 m/s and the nine kinematic conditions of
+- *From Ros et al. 2015*: 75 kg; Dumas et al. (2007) segments; v0 = 1.61 m/s and the nine kinematic conditions of
   eq. 3; ω0 = −1 rad/s as the strongest push-off (points A, B, C); the leading CAL sticks (eqs. 6-7), the
   trailing MH does not slide and may lift off (eqs. 8-9, footnote 4); blocking by eqs. 10-12; ξ = (T⁻ − T⁺)/T⁻
   of the whole body (eq. 23).
@@ -92,7 +92,7 @@ def _human() -> SevenLinkHuman:
 
 @functools.cache
 def _states():
-    """``(ω0, Δθ) ↦ (q, q̇⁻)`` batched (seed 002 eq. 3), torso angle ``θ = θ_n + Δθ`` (§4.2)."""
+    """``(ω0, Δθ) ↦ (q, q̇⁻)`` batched (Ros et al. 2015, eq. 3), torso angle ``θ = θ_n + Δθ`` (§4.2)."""
     human, theta_n = _human(), HeelStrikePosture().torso
     return jax.jit(jax.vmap(lambda omega0, dtheta: human.heel_strike_state(omega0, theta_n + dtheta)),
                    compiler_options=_FAST_COMPILE)
@@ -108,7 +108,7 @@ def _active(blocked: tuple[str, ...]) -> np.ndarray:
 
 def _impact(human, q, qdot, rate, active):
     """Heel strike with the joints of :data:`JOINTS` blocked where `active`, the ankle at the post-impact rate
-    ``rate`` (eq. 10) in seed 002's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``)."""
+    ``rate`` (eq. 10) in Ros et al. 2015's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``)."""
     rates = {c: (-rate if c == ANKLE else 0.0) for c in JOINTS}
     return impact(human, q, qdot, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(JOINTS, active)),
                   unilateral=("MH_L",), unilateral_tangent="always", throw=False)
@@ -189,7 +189,7 @@ def _trend(x, y, name, unit):
 
 
 def _trailing_check(res, cases):
-    """Seed 002 eq. 9: the trailing MH stays (``v(MH)⁺ = 0``, normal impulse ≥ 0), as observed in normal gait."""
+    """Ros et al. 2015, eq. 9: the trailing MH stays (``v(MH)⁺ = 0``, normal impulse ≥ 0), as observed in normal gait."""
     parts, ok = [], True
     for name in cases:
         r = res[name]
@@ -220,7 +220,7 @@ def _posture_xi():
 
 
 def _posture_sensitivity(progress) -> str:
-    """Markdown table: ξ and the step with each posture angle moved by ±5° (seed 002 prints no posture; at
+    """Markdown table: ξ and the step with each posture angle moved by ±5° (Ros et al. 2015 prints no posture; at
     ±10° the trailing foot no longer reaches the ground in some of them)."""
     base = np.array(HeelStrikePosture(), float)
     step = np.radians(5.0)
@@ -229,7 +229,7 @@ def _posture_sensitivity(progress) -> str:
     out = {k: [np.asarray(a) for a in _posture_xi()(jnp.asarray(angles), jnp.asarray(_active(CASES[k])))]
            for k in progress(cases, desc="posture")}
     xi, length = {k: v[0] for k, v in out.items()}, out[cases[0]][1]
-    lines = ["Sensitivity to the heel-strike posture (`HeelStrikePosture`; seed 002's Fig. 1 is lost): ξ at "
+    lines = ["Sensitivity to the heel-strike posture (`HeelStrikePosture`; Ros et al. 2015's Fig. 1 is lost): ξ at "
              "ω0 = −1 rad/s and the step length with one angle moved by −5° / +5°, the others kept (so the step "
              "moves away from the sourced 0.79 m: most of the change in ξ goes with the step).", "",
              "| angle | step [m]: −5° / default / +5° | "
@@ -292,7 +292,7 @@ def heelstrike_pushoff(quick, progress):
         [("nothing" if k == "none" else k) + " blocked" for k in names],
         "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
         ["energy index ξ [%]", "T_c⁻ (in the SCM) [J]", "T_a⁻ (in the SAM) [J]"],
-        "Seed 002 Fig. 3 — heel strike over the push-off ω0, impulsive map (leading heel CAL_R sticks, trailing "
+        "Ros et al. 2015, Fig. 3 — heel strike over the push-off ω0, impulsive map (leading heel CAL_R sticks, trailing "
         "MH_L unilateral; Δθ = 0)",
         styles=dict(enumerate(STYLES[k] for k in names)),
         note="T_c⁻, T_a⁻: pre-impact kinetic energy in the SCM, the space of constrained motion (the velocities the "
@@ -313,7 +313,7 @@ def _model_figure():
     q, qdot = human.heel_strike_state(OMEGA0_REF)
     sol = impact(human, q, qdot, stick=("CAL_R",), blocked=CASES["ankle"], unilateral=("MH_L",),
                  unilateral_tangent="always")
-    return model_figure(human, q, "Seven-link human (seed 002; Dumas et al. 2007, 75 kg, 1.77 m) at heel strike",
+    return model_figure(human, q, "Seven-link human (Ros et al. 2015; Dumas et al. 2007, 75 kg, 1.77 m) at heel strike",
                         contacts=("CAL_R", "MH_L"), arrows={"CAL_R": (float(sol.impulses[1]), float(sol.impulses[0]))},
                         note="HeelStrikePosture (step 0.79 m, Murray et al. 1964); arrow: impulse at the leading heel "
                              "CAL_R, ankle blocked, ω0 = −1 rad/s; MH_L: trailing metatarsal heads")

@@ -1,4 +1,4 @@
-"""Seed 002 (Ros, Font-Llagunes, Plaza & Kövecses 2015), regulating the heel-strike dissipation with the
+"""Ros, Font-Llagunes, Plaza & Kövecses (2015), regulating the heel-strike dissipation with the
 torso angle (Fig. 6, §4.2) and with partial blocking of the leading ankle (Fig. 8, §4.3); the heel-strike
 model, sweeps and shared checks are those of :mod:`.seed002`.
 """
@@ -83,14 +83,14 @@ def heelstrike_torso(quick, progress):
     figures = {"fig6_xi": line_panels(
         dtheta, [100 * np.stack([xi[k] for k in names])], [f"{k} blocked" for k in names],
         "torso-pelvis angle deviation Δθ = θ − θ_n [deg] (< 0: forward lean)", ["energy index ξ [%]"],
-        f"Seed 002 Fig. 6 — heel strike over the torso angle, impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
+        f"Ros et al. 2015, Fig. 6 — heel strike over the torso angle, impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
         note="θ_n: the torso angle of the reference posture (upright); ξ = (T⁻ − T⁺)/T⁻ (eq. 23)",
         styles=dict(enumerate(STYLES[k] for k in names)))}
     return Outcome(rows, figures, checks, measured_note(checks, quick))
 
 
 def _eq24(r, blocked):
-    """``W_c = (A M⁻¹ Aᵀ)⁻¹`` of the active set (seed 002, eqs. 20, 24) with numpy, from ``M`` and the contact
+    """``W_c = (A M⁻¹ Aᵀ)⁻¹`` of the active set (Ros et al. 2015, eqs. 20, 24) with numpy, from ``M`` and the contact
     Jacobians at the first state of a sweep: rows CAL (2), blocked joints, MH normal (if it stays), MH
     tangential (eq. 8). Returns ``W_c[a, a]`` of the ankle row (row 2)."""
     n = r["M"].shape[-1]
@@ -103,7 +103,7 @@ def _eq24(r, blocked):
 @experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
             "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
             "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
-            units="ankle_rate [rad/s] (θ̇_A^R⁺ in seed 002's counter-clockwise sense: minus the model's clockwise "
+            units="ankle_rate [rad/s] (θ̇_A^R⁺ in Ros et al. 2015's counter-clockwise sense: minus the model's clockwise "
                   "coordinate rate), omega0 [rad/s], " + UNITS)
 def heelstrike_ankle_blocking(quick, progress):
     cases = {k: v for k, v in CASES.items() if k != "none"}
@@ -175,8 +175,8 @@ def heelstrike_ankle_blocking(quick, progress):
     curves = np.stack([np.where(valid[k], 100 * res[k]["xi"], np.nan) for k in names])
     figures = {"fig8_xi": line_panels(
         rate, [curves], [labels[k] for k in names],
-        "post-impact leading-ankle rate θ̇_A^R⁺ [rad/s] (seed 002's sense; 0: total blocking)",
-        ["energy index ξ [%]"], f"Seed 002 Fig. 8 — partial blocking of the leading ankle, impulsive map, "
+        "post-impact leading-ankle rate θ̇_A^R⁺ [rad/s] (Ros et al. 2015's sense; 0: total blocking)",
+        ["energy index ξ [%]"], f"Ros et al. 2015, Fig. 8 — partial blocking of the leading ankle, impulsive map, "
         f"ω0 = {OMEGA0_REF:g} rad/s",
         note="each curve is drawn where ξ ≥ 0 and ends at its roots ±√(2T_c⁻/W_c,aa) (eq. 24); "
              "the leading ankle's post-impact rate is prescribed (eq. 10)",

@@ -1,4 +1,4 @@
-"""Seed 003 (Font & Kövecses, IMECE 2008): heel strike of the biped with torso — energy decomposition
+"""Font & Kövecses, IMECE (2008): heel strike of the biped with torso — energy decomposition
 into constrained/admissible spaces over step length and lower-body mass distribution (Figs. 2–4), and over
 torso angle and upper-body mass distribution (Figs. 5–7)."""
 
@@ -20,7 +20,7 @@ ZERO_MASS = 1e-6
 
 
 def _heel_strike(model: BipedWithTorso, q4, q5):
-    """One heel strike, seed 003 §4: left foot P_L sticks (A_I, eq. 25), the stance foot is released and
+    """One heel strike, Font & Kövecses 2008, §4: left foot P_L sticks (A_I, eq. 25), the stance foot is released and
     its post-impact normal velocity ``v_Sn⁺ = B_S q̇⁺`` is reported (eq. 4)."""
     q, qdot = model.pre_impact_state(q4, q5)
     sol = impact(model, q, qdot, stick=("P_L",))
@@ -115,14 +115,14 @@ def biped_step_length(quick, progress):
     figures = {
         "fig2_vSn": line_panels(q4, [res["vSn"]], labels, "inter-leg angle q4⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
-                                "Seed 003 Fig. 2 — stance-foot lift-off over the step, impulsive map", zero_line=True,
+                                "Font & Kövecses 2008, Fig. 2 — stance-foot lift-off over the step, impulsive map", zero_line=True,
                                 note=note),
         "fig3_energies": line_panels(q4, [masked["Tc"], masked["Ta"]], labels, "inter-leg angle q4⁻ [deg]",
                                      ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],
-                                     "Seed 003 Fig. 3 — energy decomposition over the step", note=masked_note),
+                                     "Font & Kövecses 2008, Fig. 3 — energy decomposition over the step", note=masked_note),
         "fig4_indexes": line_panels(q4, [masked["xi_I"], masked["xi_L"]], labels, "inter-leg angle q4⁻ [deg]",
                                     ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
-                                    "Seed 003 Fig. 4 — energy-loss indices over the step", note=masked_note),
+                                    "Font & Kövecses 2008, Fig. 4 — energy-loss indices over the step", note=masked_note),
         "model_biped_with_torso": _model_figure(),
     }
     return Outcome(rows, figures, checks)
@@ -169,15 +169,15 @@ def biped_torso(quick, progress):
     figures = {
         "fig5_vSn": line_panels(q5, [res["vSn"]], labels, "torso angle q5⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
-                                f"Seed 003 Fig. 5 — stance-foot lift-off over the torso angle {case}, impulsive map",
+                                f"Font & Kövecses 2008, Fig. 5 — stance-foot lift-off over the torso angle {case}, impulsive map",
                                 note=note),
         "fig6_energies": line_panels(q5, [tc, ta], labels, "torso angle q5⁻ [deg]",
                                      ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],
-                                     f"Seed 003 Fig. 6 — energy decomposition over the torso angle {case}",
+                                     f"Font & Kövecses 2008, Fig. 6 — energy decomposition over the torso angle {case}",
                                      note=note_energies),
         "fig7_indexes": line_panels(q5, [res["xi_I"], res["xi_L"]], labels, "torso angle q5⁻ [deg]",
                                     ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
-                                    f"Seed 003 Fig. 7 — energy-loss indices over the torso angle {case}",
+                                    f"Font & Kövecses 2008, Fig. 7 — energy-loss indices over the torso angle {case}",
                                     note=note_energies),
     }
     return Outcome(rows, figures, checks)
@@ -189,7 +189,7 @@ def _model_figure():
     model = BipedWithTorso()
     q, qdot = model.pre_impact_state(np.radians(30.0), None)
     sol = impact(model, q, qdot, stick=("P_L",))
-    return model_figure(model, q, "Biped with torso (seed 003, Table 1) at heel strike, q4⁻ = 30°, q5 = 0",
+    return model_figure(model, q, "Biped with torso (Font & Kövecses 2008, Table 1) at heel strike, q4⁻ = 30°, q5 = 0",
                         contacts=("P_L", "P_R"), arrows={"P_L": (float(sol.impulses[1]), float(sol.impulses[0]))},
                         note="arrow: impulse at the leading foot P_L (it sticks; P_R is released); H hip, T torso "
                              "mass; dots: masses")
