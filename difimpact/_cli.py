@@ -1,22 +1,16 @@
-"""`difimpact` console command: ``difimpact list`` and ``difimpact reproduce [NAME ...]``."""
+"""``difimpact reproduce``: the experiments run with the compile settings of the command (the persistent
+compilation cache, XLA flags, garbage collection between experiments). The command's arguments, ``--help`` and
+``difimpact list`` are those of :mod:`_difimpact_cli`, which imports this module only to run experiments."""
 
-import argparse
 import dataclasses
-import functools
 import gc
 import json
 import os
 import pathlib
-import shutil
 import sys
-import textwrap
 import time
 
-_DESCRIPTION = """Reproduce the tables and figures of the papers behind difimpact, paper beside ours.
-
-  difimpact list                  the experiments, the figure or table each reproduces, and its paper
-  difimpact reproduce             run them all: DIR/report.md, DIR/NAME/NAME.csv and the figures (PNG)
-  difimpact reproduce NAME ...    run some of them"""
+from _difimpact_cli import main as main
 
 
 def _progress(quiet: bool):
@@ -32,15 +26,13 @@ def _enable_compile_cache() -> pathlib.Path | None:
     """Turn on JAX's persistent compilation cache, so that a second run reuses the programs the first compiled:
     in ``$JAX_COMPILATION_CACHE_DIR`` when set, else in the user's cache folder (``$XDG_CACHE_HOME/difimpact/jax``,
     by default ``~/.cache/difimpact/jax``; ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows).
-    ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off. Every program is stored, however short
-    its compile, including those with run-time checks (``equinox.error_if``), which JAX alone would not store
-    (:func:`difimpact._compile_cache.store_programs_with_callbacks`).
+    ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off. Programs are stored however short their
+    compile, but JAX stores none with host callbacks (the run-time checks of ``equinox.error_if`` are such):
+    those compile again in each process.
 
     **Returns:** the cache folder, or ``None`` when the cache is off.
     """
     import jax
-
-    from ._compile_cache import store_programs_with_callbacks
 
     if os.environ.get("DIFIMPACT_NO_COMPILE_CACHE", "0") not in ("", "0"):
         return None
@@ -55,7 +47,6 @@ def _enable_compile_cache() -> pathlib.Path | None:
         folder = pathlib.Path(base) / "difimpact" / "jax"
         jax.config.update("jax_compilation_cache_dir", str(folder))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    store_programs_with_callbacks()
     return pathlib.Path(folder)
 
 
@@ -91,30 +82,6 @@ def _compile_faster() -> None:
             jax.config.update(name, value)
 
 
-def remember_traceback_filter() -> None:
-    """Remember, per file name, JAX's answer to whether a stack frame is JAX's own. Each trace of
-    ``equinox.error_if`` walks the Python stack and asks it of every frame, and JAX answers by comparing the
-    frame's file with each excluded path through the file system (``os.path.samefile``), which adds up in a
-    process that traces many programs (``difimpact reproduce``, the test suite; docs/performance.md). The answer
-    depends only on the file name and the excluded paths. (``jax._src.traceback_util`` is private: where it
-    differs, nothing is changed.)"""
-    try:
-        from jax._src import traceback_util
-
-        excluded, include_filename = traceback_util._exclude_paths, traceback_util.include_filename
-    except (ImportError, AttributeError):
-        return
-    if hasattr(include_filename, "remembered"):  # done already in this process
-        return
-    remembered = functools.cache(lambda filename, n_excluded: include_filename(filename))
-
-    def include(filename: str) -> bool:
-        return remembered(filename, len(excluded))
-
-    include.remembered = remembered
-    traceback_util.include_filename = include
-
-
 def defer_full_collections() -> None:
     """Python's full garbage collections walk every object alive, and the traces, programs and caches of JAX make
     millions of them: in a process that traces many programs, the automatic ones recur while the traces grow.
@@ -142,7 +109,6 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     from ._experiments import report, select
 
     experiments = select(names)
-    remember_traceback_filter()
     defer_full_collections()
     out.mkdir(parents=True, exist_ok=True)
     command = " ".join(["difimpact reproduce", *names, *(["--quick"] if quick else [])])
@@ -177,62 +143,17 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     return 0
 
 
-def _list(registry, verbose: bool) -> None:
-    """One line per experiment (name, paper, the table or figure it reproduces) cut to the terminal's width,
-    then the papers in full."""
-    width = shutil.get_terminal_size((100, 24)).columns
-    name_w = max(len(e.name) for e in registry.values()) + 2
-    paper_w = max(len(e.reference.short()) if e.reference else 0 for e in registry.values()) + 2
-    fit = lambda line: line if len(line) <= width else line[:width - 1] + "…"  # noqa: E731
-    print(fit(f"{'NAME':{name_w}}{'PAPER':{paper_w}}REPRODUCES"))
-    for e in registry.values():
-        paper = e.reference.short() if e.reference else ""
-        print(fit(f"{e.name:{name_w}}{paper:{paper_w}}{e.target}"))
-        if verbose:
-            print(textwrap.fill(e.description, width, initial_indent="    ", subsequent_indent="    "))
-    papers = {r.short(): r for r in (e.reference for e in registry.values()) if r is not None}
-    if papers:
-        print("\nPapers:")
-        for short, ref in papers.items():
-            print(textwrap.fill(f"{short}: {ref}", width, subsequent_indent="    "))
-
-
-def main(argv=None) -> int:
-    from . import __version__
-
-    parser = argparse.ArgumentParser(prog="difimpact", description=_DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"difimpact {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{list,reproduce}")
-    lst = sub.add_parser("list", help="list the experiments and their papers",
-                         description="List the experiments: name, the table or figure it reproduces, its paper.")
-    lst.add_argument("-v", "--verbose", action="store_true", help="also describe each experiment")
-    rep = sub.add_parser("reproduce", help="run experiments (all by default)",
-                         description="Run experiments and write DIR/report.md (paper beside ours, ✓ / ✗ per "
-                                     "statement), DIR/NAME/NAME.csv and the figures of each.")
-    rep.add_argument("names", nargs="*", metavar="NAME",
-                     help="an experiment to run, as named by `difimpact list` (default: all of them)")
-    rep.add_argument("--out", default="reproduce-out", type=pathlib.Path, metavar="DIR",
-                     help="output folder (default: reproduce-out)")
-    rep.add_argument("--json", action="store_true",
-                     help="print one JSON object per experiment: its paper, rows and checks")
-    rep.add_argument("--quick", action="store_true", help="coarse grids, compliant sweeps of seed 001 skipped (CI)")
-    rep.add_argument("--quiet", action="store_true", help="no progress bars (none are drawn unless stderr is a "
-                                                          "terminal)")
-    rep.add_argument("--no-cache", action="store_true",
-                     help="do not use the persistent compilation cache (also DIFIMPACT_NO_COMPILE_CACHE=1)")
-    args = parser.parse_args(argv)
+def run(args, error) -> int:
+    """``difimpact reproduce`` with the parsed arguments `args`; `error(message)` reports an unknown experiment
+    name (the parser's ``error``, which exits)."""
     _compile_faster()  # before anything starts JAX's CPU client (importing the experiments does)
 
-    from ._experiments import REGISTRY, select
+    from ._experiments import select
 
-    if args.command == "list":
-        _list(REGISTRY, args.verbose)
-        return 0
     try:
         select(args.names)
     except ValueError as err:
-        parser.error(str(err))
+        error(str(err))
     if not args.no_cache:
         _enable_compile_cache()
     return reproduce(args.names, args.out, args.json, args.quick, args.quiet)

@@ -21,14 +21,11 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-from difimpact._cli import (add_xla_flags, collect_and_freeze, defer_full_collections,  # noqa: E402
-                            remember_traceback_filter)
-from difimpact._compile_cache import store_programs_with_callbacks  # noqa: E402
+from difimpact._cli import add_xla_flags, collect_and_freeze, defer_full_collections  # noqa: E402
 
 add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0",
                "--xla_cpu_parallel_codegen_split_count=1"))
 
-remember_traceback_filter()  # each trace of `error_if` asks it of every frame of pytest's deep stack
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
 
@@ -43,7 +40,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # the processes the tests start (which inherit the variables) and, under pytest-xdist, every worker: the
 # controller makes the folder before it starts them, they inherit its name, and only the controller removes it.
 # Every program is stored, the small ones too (as the CLI does): the other worker would otherwise compile again
-# the ~2700 programs of eager operations and small jitted functions, ~40 ms each.
+# the ~2700 programs of eager operations and small jitted functions, ~40 ms each. JAX stores none with host
+# callbacks (the run-time checks of `equinox.error_if`): each process compiles those itself.
 _SHARED = "DIFIMPACT_TESTS_COMPILATION_CACHE"
 if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_SHARED):
     _CACHE_DIR, _OWNER = os.environ[_SHARED], False
@@ -108,7 +106,6 @@ def pytest_configure(config):
     jax.config.update("jax_compilation_cache_dir", CACHE_ENV["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", float(CACHE_ENV[
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
-    store_programs_with_callbacks()
 
 
 def pytest_unconfigure(config):

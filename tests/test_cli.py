@@ -2,15 +2,17 @@
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
+import _difimpact_cli
 import difimpact
-from difimpact._cli import main, remember_traceback_filter
-from difimpact._experiments import REGISTRY
+from difimpact._cli import main
+from difimpact._experiments import REGISTRY, catalogue
 
 
 def _run(argv, columns=None):
@@ -78,33 +80,49 @@ def test_xla_flags_add_to_the_users(monkeypatch):
 
 
 def test_xla_flags_come_before_jax_starts():
-    """XLA reads its flags once, when JAX starts its CPU client: the command adds them before anything starts it
-    (importing the experiments does). A fresh process, as the console script is."""
-    code = ("from jax._src import xla_bridge\n"
+    """XLA reads its flags once, when JAX starts its CPU client: `reproduce` adds them before anything starts it
+    (importing the experiments does). A fresh process, as the console script is; a flag that XLA shows (the
+    number of CPU devices) stands for the command's, and the run stops once the experiments are imported."""
+    code = ("import os, sys\n"
             "from difimpact import _cli\n"
-            "add = _cli.add_xla_flags\n"
-            "def checked(flags):\n"
-            "    assert not xla_bridge.backends_are_initialized(), 'JAX started before the XLA flags'\n"
-            "    add(flags)\n"
-            "    print('FLAGS-ADDED')\n"
-            "_cli.add_xla_flags = checked\n"
-            "_cli.main(['list'])\n")
-    env = {k: v for k, v in os.environ.items() if k != "DIFIMPACT_XLA_DEFAULTS"}
+            "def flags(ours):\n"
+            "    os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=3'\n"
+            "def reproduce(*args):\n"
+            "    import jax\n"
+            "    print('DEVICES', jax.device_count(), 'difimpact._experiments' in sys.modules)\n"
+            "    return 0\n"
+            "_cli.add_xla_flags, _cli.reproduce = flags, reproduce\n"
+            "_cli.main(['reproduce', 'crutch-grid', '--no-cache'])\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("DIFIMPACT_XLA_DEFAULTS", "XLA_FLAGS")}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0 and "FLAGS-ADDED" in run.stdout, run.stderr[-3000:]
+    assert run.returncode == 0 and "DEVICES 3 True" in run.stdout, run.stderr[-3000:]
 
 
-def test_remembered_traceback_filter_keeps_jax_s_rule(tmp_path):
-    # The test process runs with the filter remembered (conftest): its answers are JAX's rule, a frame is JAX's own
-    # when its file lies under an excluded path, and a path excluded later is honoured.
-    jax_src = pytest.importorskip("jax._src.traceback_util")
-    if not hasattr(jax_src.include_filename, "remembered"):
-        pytest.skip("this JAX's traceback filter differs: remember_traceback_filter leaves it as it is")
-    rule = lambda f: not any(jax_src._path_starts_with(f, p) for p in jax_src._exclude_paths)  # noqa: E731
-    files = [jax_src.__file__, jax_src.__file__, difimpact.__file__, __file__, str(tmp_path / "model.py")]
-    assert [jax_src.include_filename(f) for f in files] == [rule(f) for f in files] == [False, False, True, True, True]
-    jax_src.register_exclusion(str(tmp_path))
-    assert not jax_src.include_filename(str(tmp_path / "model.py"))
-    remembered = jax_src.include_filename
-    remember_traceback_filter()  # again, as `difimpact reproduce` does in this process: nothing more is wrapped
-    assert jax_src.include_filename is remembered
+def test_help_version_and_list_do_not_import_jax():
+    """``--help``, ``--version`` and ``list`` answer from the catalogue, without importing the library (and JAX)."""
+    code = ("import contextlib, io, sys\n"
+            "import _difimpact_cli\n"
+            "for argv in (['--help'], ['--version'], ['list'], ['list', '-v'], ['reproduce', '--help']):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try:\n"
+            "            _difimpact_cli.main(argv)\n"
+            "        except SystemExit:\n"
+            "            pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'difimpact', 'numpy')))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", (run.stdout, run.stderr[-3000:])
+
+
+def test_catalogue_is_the_registry_s():
+    """``catalogue.json`` holds what the registry holds and the hash of the sources it was written from."""
+    stored = json.loads(catalogue.PATH.read_text(encoding="utf-8"))
+    fresh = "run `python -m difimpact._experiments.catalogue` to write it again"
+    assert stored["experiments"] == catalogue.entries(), fresh
+    assert stored["fingerprint"] == _difimpact_cli.fingerprint(catalogue.PATH.parent), fresh
+    assert _difimpact_cli.catalogue() == catalogue.entries()
+
+
+def test_help_names_papers_not_seeds():
+    for argv in (["--help"], ["reproduce", "--help"], ["list", "--help"]):
+        code, text = _run(argv)
+        assert code == 0 and "seed 00" not in text.lower(), (argv, text)

@@ -65,7 +65,9 @@ def _products(jaxpr, found):
     derivative rules), as ``(precision, source)``."""
     for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
         if eqn.primitive.name == "dot_general":
-            found.append((str(eqn.params["precision"]), jax._src.source_info_util.summarize(eqn.source_info)))
+            where = [f"{f.file_name}:{f.line_num}" for f in eqn.source_info.traceback.frames
+                     if "difimpact" in f.file_name]
+            found.append((str(eqn.params["precision"]), where[0] if where else str(eqn.source_info.name_stack)))
         for value in eqn.params.values():
             for sub in value if isinstance(value, (tuple, list)) else (value,):
                 if hasattr(getattr(sub, "jaxpr", sub), "eqns"):

@@ -58,6 +58,8 @@ hits = []
 jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event))
 folder = _enable_compile_cache()
 f = jax.jit(lambda x: 2 * eqx.error_if(x, x < 0, "`x` must be non-negative") + 1)
+g = jax.jit(lambda x: 3 * x - 1)
+g(1.0).block_until_ready()
 try:
     f(-1.0).block_until_ready()
     message = None
@@ -70,9 +72,10 @@ print(json.dumps(dict(folder=str(folder), value=float(f(1.0)), message=message,
 
 @pytest.mark.skipif(sys.platform in ("darwin", "win32"), reason="the cache folder is elsewhere there")
 def test_compile_cache_in_user_folder(tmp_path, monkeypatch):
-    """The CLI's persistent compilation cache lives in ``$XDG_CACHE_HOME/difimpact/jax``; a program with a
-    run-time check (a host callback) compiled in one process is loaded by the next (a cache hit), gives the
-    same value and still raises its own message. ``DIFIMPACT_NO_COMPILE_CACHE=1`` turns the cache off."""
+    """The CLI's persistent compilation cache lives in ``$XDG_CACHE_HOME/difimpact/jax``; a program compiled in
+    one process is loaded by the next (a cache hit); one with a run-time check (a host callback, which JAX does
+    not store) gives the same value and raises its own message in both. ``DIFIMPACT_NO_COMPILE_CACHE=1`` turns
+    the cache off."""
     folder = tmp_path / "difimpact" / "jax"
     runs = [json.loads(subprocess.run([sys.executable, "-c", CACHED], env=_env(tmp_path), check=True,
                                       capture_output=True, text=True, timeout=300).stdout.splitlines()[-1])
