@@ -1,5 +1,7 @@
-"""Models from and to files: MJCF (MuJoCo), URDF and OpenSim ``.osim``, one module per format."""
+"""Models from and to files: MJCF (MuJoCo), URDF and OpenSim ``.osim`` in, one module per format; MJCF and URDF
+out (``writer.py``)."""
 
-from .mjcf import from_mjcf as from_mjcf, to_mjcf as to_mjcf
-from .urdf import from_urdf as from_urdf, to_urdf as to_urdf
+from .mjcf import from_mjcf as from_mjcf
+from .urdf import from_urdf as from_urdf
 from .osim import from_osim as from_osim
+from .writer import to_mjcf as to_mjcf, to_urdf as to_urdf

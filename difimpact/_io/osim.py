@@ -1,20 +1,21 @@
 """OpenSim ``.osim`` models (format 4.x) in, read with the standard library's XML parser."""
 
-import xml.etree.ElementTree as ET
 from typing import Mapping, NamedTuple
 
 import numpy as np
 
 from .._models.tree_model import TreeModel
-from .planar import Base, Link, Site, planar_model, select_sites, unit
+from .planar import Link, Site, base_from_slides, planar_model, select_sites, unit
+from .source import floats, parse, scalar
 
 _NOT_PLANAR = ("BallJoint", "FreeJoint", "GimbalJoint", "UniversalJoint", "EllipsoidJoint", "ScapulothoracicJoint",
                "SliderJoint")
 
 
-def _vec(element, tag, default=(0.0, 0.0, 0.0)) -> np.ndarray:
+def _vec(element, tag, default=(0.0, 0.0, 0.0), where: str = "") -> np.ndarray:
     found = element.find(tag)
-    return np.array(default if found is None or not (found.text or "").strip() else found.text.split(), float)
+    count = len(default) if len(default) else None
+    return floats(None if found is None else found.text, count, f"{where} <{tag}>".strip(), default=default)
 
 
 def _rotation(axis, angle) -> np.ndarray:
@@ -60,19 +61,24 @@ def simm_spline(x, y, at: float) -> float:
 def _function(element, joint: str):
     """An OpenSim function of one coordinate as ``(f, slope)``: ``slope`` is its constant derivative for a linear
     function, ``None`` otherwise."""
-    kind = element.tag
+    kind, where = element.tag, f"joint {joint!r}: <{element.tag}>"
     if kind == "Constant":
-        value = float(element.findtext("value"))
+        value = scalar(element.findtext("value"), f"{where} <value>")
         return (lambda q: value), 0.0
     if kind == "LinearFunction":
-        a, b = map(float, element.findtext("coefficients").split())
+        a, b = floats(element.findtext("coefficients"), 2, f"{where} <coefficients>")
         return (lambda q: a * q + b), a
     if kind == "MultiplierFunction":
-        inner, slope = _function(element.find("function")[0], joint)
-        scale = float(element.findtext("scale", "1"))
+        inner = element.find("function")
+        if inner is None or not len(inner):
+            raise ValueError(f"{where} has no <function>.")
+        inner, slope = _function(inner[0], joint)
+        scale = scalar(element.findtext("scale"), f"{where} <scale>", default=1.0)
         return (lambda q: scale * inner(q)), None if slope is None else scale * slope
     if kind in ("SimmSpline", "NaturalCubicSpline", "PiecewiseLinearFunction"):
-        x, y = _vec(element, "x", ()), _vec(element, "y", ())
+        x, y = _vec(element, "x", (), where), _vec(element, "y", (), where)
+        if len(x) != len(y) or len(x) < 2 or np.any(np.diff(x) <= 0):
+            raise ValueError(f"{where} needs increasing <x> and as many <y>, two or more.")
         if kind == "PiecewiseLinearFunction":
             return (lambda q: float(np.interp(q, x, y))), None
         return (lambda q: simm_spline(x, y, q)), None
@@ -93,6 +99,10 @@ def _axes(joint) -> list[_Axis]:
     names = [c.get("name") for c in joint.iter("Coordinate")]
     z, x, y = np.eye(3)[2], np.eye(3)[0], np.eye(3)[1]
     identity = (lambda q: q), 1.0
+    needs = {"PinJoint": 1, "PlanarJoint": 3}.get(joint.tag, 0)
+    if len(names) < needs:
+        raise ValueError(f"joint {joint.get('name')!r} is a {joint.tag} with {len(names)} coordinates; it has "
+                         f"{needs}.")
     if joint.tag == "PinJoint":
         return [_Axis(True, z, names[0], *identity)]
     if joint.tag == "PlanarJoint":
@@ -103,15 +113,22 @@ def _axes(joint) -> list[_Axis]:
     if joint.tag != "CustomJoint":
         why = "not planar" if joint.tag in _NOT_PLANAR else "not supported"
         raise ValueError(f"joint {joint.get('name')!r} is a {joint.tag}: {why} (a planar tree has pin joints).")
+    transform = joint.find("SpatialTransform")
+    if transform is None:
+        raise ValueError(f"CustomJoint {joint.get('name')!r} has no <SpatialTransform>.")
     out = []
-    for axis in joint.find("SpatialTransform"):
+    for axis in transform:
         coords = (axis.findtext("coordinates") or "").split()
         if len(coords) > 1:
             raise ValueError(f"joint {joint.get('name')!r}: {axis.get('name')} depends on {coords}: coupled.")
-        function = [e for e in axis if e.tag not in ("coordinates", "axis")][0]
+        function = [e for e in axis if e.tag not in ("coordinates", "axis")]
+        if not function or (function[0].tag == "function" and not len(function[0])):
+            raise ValueError(f"joint {joint.get('name')!r}: {axis.get('name')} has no function.")
+        function = function[0]
         f, slope = _function(function[0] if function.tag == "function" else function, joint.get("name"))
-        out.append(_Axis(axis.get("name").startswith("rotation"), _vec(axis, "axis"), coords[0] if coords else None,
-                         f, slope))
+        out.append(_Axis((axis.get("name") or "").startswith("rotation"),
+                         _vec(axis, "axis", where=f"joint {joint.get('name')!r} {axis.get('name')}"),
+                         coords[0] if coords else None, f, slope))
     return out
 
 
@@ -120,10 +137,11 @@ def _offset_frames(joint) -> dict[str, tuple[str, np.ndarray]]:
     x-y-z rotation sequence."""
     out = {}
     for frame in joint.iter("PhysicalOffsetFrame"):
-        a, b, c = _vec(frame, "orientation")
+        where = f"joint {joint.get('name')!r}: frame {frame.get('name')!r}"
+        a, b, c = _vec(frame, "orientation", where=where)
         rotation = _rotation((1, 0, 0), a) @ _rotation((0, 1, 0), b) @ _rotation((0, 0, 1), c)
-        out[frame.get("name")] = (_body_name(frame.findtext("socket_parent")),
-                                  _transform(rotation, _vec(frame, "translation")))
+        out[frame.get("name")] = (_body_name(frame.findtext("socket_parent") or ""),
+                                  _transform(rotation, _vec(frame, "translation", where=where)))
     return out
 
 
@@ -132,7 +150,9 @@ def _body_name(path: str) -> str:
 
 
 def _socket(joint, which: str, frames) -> tuple[str, np.ndarray]:
-    name = joint.findtext(f"socket_{which}_frame").strip()
+    name = (joint.findtext(f"socket_{which}_frame") or "").strip()
+    if not name:
+        raise ValueError(f"joint {joint.get('name')!r} has no <socket_{which}_frame>.")
     return frames[name] if name in frames else (_body_name(name), np.eye(4))
 
 
@@ -143,36 +163,46 @@ class _Joint(NamedTuple):
     parent_frame: np.ndarray  # F in the parent body
     child_frame: np.ndarray  # M in the child body
     axes: list[_Axis]
+    held: dict  # locked coordinates: name ↦ default value
 
 
-def _joints(model) -> list[_Joint]:
+def _joints(model, known) -> list[_Joint]:
+    objects = model.find("JointSet/objects")
+    if objects is None:
+        raise ValueError("the model has no <JointSet><objects>.")
     out = []
-    for joint in model.find("JointSet/objects"):
+    for joint in objects:
         frames = _offset_frames(joint)
         (parent, pf), (child, cf) = _socket(joint, "parent", frames), _socket(joint, "child", frames)
-        for c in joint.iter("Coordinate"):
-            if (c.findtext("locked") or "").strip() == "true":
-                raise ValueError(f"coordinate {c.get('name')!r} of joint {joint.get('name')!r} is locked (a "
-                                 "constraint): replace its joint by a WeldJoint.")
-        out.append(_Joint(joint.get("name"), parent, child, pf, cf, _axes(joint)))
+        for end, body in (("parent", parent), ("child", child)):
+            if body not in known:
+                raise ValueError(f"joint {joint.get('name')!r}: its {end} frame is on {body!r}, which is not a body "
+                                 f"of the model (nor the ground).")
+        held = {c.get("name"): scalar(c.findtext("default_value"), f"coordinate {c.get('name')!r} <default_value>",
+                                      default=0.0)
+                for c in joint.iter("Coordinate") if (c.findtext("locked") or "").strip() == "true"}
+        out.append(_Joint(joint.get("name"), parent, child, pf, cf, _axes(joint), held))
     return out
 
 
-def _motion(joint: _Joint, on_ground: bool, moving_centres: Mapping[str, float]):
-    """The joint at its reference (every coordinate 0): ``X_FM``, its hinge ``(coordinate, axis in F)`` or
-    ``None``, and its slides ``[(coordinate, axis in F)]`` (allowed on the ground joint only, the floating base)."""
+def _motion(joint: _Joint, base: bool, moving_centres: Mapping[str, float]):
+    """The joint at its reference (every coordinate 0; a locked one at its default value): ``X_FM``, its hinge
+    ``(coordinate, axis in F)`` or ``None``, and its slides ``[(coordinate, axis in F)]`` (allowed on the base
+    joint only, the one that attaches the model to the ground)."""
     rotation, hinge, translation, slides = np.eye(3), None, np.zeros(3), []
     for ax in joint.axes:
-        if ax.rotation and ax.coordinate is not None:
+        at = joint.held.get(ax.coordinate, 0.0)
+        held = ax.coordinate is None or ax.coordinate in joint.held
+        if ax.rotation and not held:
             if hinge is not None or ax.slope not in (1.0, -1.0):
                 raise ValueError(f"joint {joint.name!r}: its rotation is not one pin angle ±{ax.coordinate!r} "
                                  "(two rotations, or a nonlinear or scaled one): not planar.")
             hinge = (ax.coordinate, rotation @ (ax.slope * unit(ax.axis, "axis")))
         if ax.rotation:
-            rotation = rotation @ _rotation(ax.axis, ax.value(0.0))
-        elif ax.coordinate is None:
-            translation = translation + ax.value(0.0) * ax.axis
-        elif on_ground and ax.slope == 1.0 and (hinge is None or ax.coordinate != hinge[0]):
+            rotation = rotation @ _rotation(ax.axis, ax.value(at))
+        elif held:
+            translation = translation + ax.value(at) * ax.axis
+        elif base and ax.slope == 1.0 and (hinge is None or ax.coordinate != hinge[0]):
             slides.append((ax.coordinate, unit(ax.axis, "axis")))
         elif ax.coordinate in moving_centres:
             translation = translation + ax.value(float(moving_centres[ax.coordinate])) * ax.axis
@@ -183,34 +213,88 @@ def _motion(joint: _Joint, on_ground: bool, moving_centres: Mapping[str, float])
     return _transform(rotation, translation), hinge, slides
 
 
-def _base(slides, up) -> tuple[Base, np.ndarray | None]:
-    if not slides:
-        return Base(), None
-    vertical = [abs(axis @ up) > 1 - 1e-9 for _, axis in slides]
-    if len(slides) != 2 or sum(vertical) != 1:
-        raise ValueError(f"the ground joint translates along {[c for c, _ in slides]}: a planar floating base "
-                         "has one horizontal and one vertical translation.")
-    (cx, ax), (cy, ay) = slides if vertical[1] else slides[::-1]
-    if ay @ up < 0:
-        raise ValueError(f"translation {cy!r} points down; the base's vertical translation must point up.")
-    return Base((cx, cy)), ax
+def _document(source):
+    """The ``<Model>`` element, its format checked."""
+    document, label, _ = parse(source, "OpenSim .osim", "OpenSimDocument", scoped_tags=True)
+    version = document.get("Version", "0")
+    try:
+        version = int(version)
+    except ValueError:
+        raise ValueError(f"`source`: {label} has Version={version!r}, not a number such as 40000.") from None
+    if version < 40000:
+        raise ValueError(f"`source`: .osim format {version} is older than 4.0 (40000); open and save it with "
+                         "OpenSim 4 first.")
+    model = document.find("Model")
+    if model is None:
+        raise ValueError(f"`source`: {label} has no <Model>.")
+    constraints = model.find("ConstraintSet/objects")
+    if constraints is not None and len(constraints):
+        found = [f"{c.get('name')} ({c.tag})" for c in constraints]
+        raise ValueError(f"the model has constraints {found}: a planar tree has no coupled coordinates or closed "
+                         "loops.")
+    return model
+
+
+def _bodies(model) -> dict:
+    """``{name: (mass, centre of mass, inertia tensor)}`` in each body's frame."""
+    objects = model.find("BodySet/objects")
+    if objects is None:
+        raise ValueError("the model has no <BodySet><objects>.")
+    out = {}
+    for body in objects:
+        where = f"body {body.get('name')!r}"
+        xx, yy, zz, xy, xz, yz = _vec(body, "inertia", (0.0,) * 6, where)
+        out[body.get("name")] = (scalar(body.findtext("mass"), f"{where} <mass>", nonneg=True),
+                                 _vec(body, "mass_center", where=where),
+                                 np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+    return out
+
+
+def _attach(joints, ground) -> tuple[dict, list[_Joint]]:
+    """The ground's world frames (the ground and the bodies welded to it: a WeldJoint or every coordinate locked)
+    and the tree's joints in order, parents first; raises for a closed loop or a body attached twice."""
+    world, parent_of = {ground: np.eye(4)}, {}
+    for joint in joints:
+        if joint.child in parent_of or joint.child == ground:
+            raise ValueError(f"joints {parent_of.get(joint.child, 'the ground')!r} and {joint.name!r} both attach "
+                             f"{joint.child!r}: a closed loop, which a planar tree cannot have.")
+        parent_of[joint.child] = joint.name
+    order, pending = [], [j for j in joints if j.parent == ground]
+    while pending:
+        joint = pending.pop(0)
+        fixed = all(ax.coordinate is None or ax.coordinate in joint.held for ax in joint.axes)
+        if fixed and joint.parent in world:  # part of the ground
+            world[joint.child] = world[joint.parent] @ joint.parent_frame @ _motion(joint, False, {})[0] @ \
+                np.linalg.inv(joint.child_frame)
+        else:
+            order.append(joint)
+        pending = [j for j in joints if j.parent == joint.child] + pending
+    attached = set(world) | {j.child for j in order}
+    loose = [j.name for j in joints if j.child not in attached]
+    if loose:
+        raise ValueError(f"joints {loose} do not connect to the ground: their bodies form a cycle.")
+    return world, order
 
 
 def from_osim(source, *, points=None, moving_centres: Mapping[str, float] | None = None) -> TreeModel:
     """Import a planar OpenSim model (``.osim``, format 4.x) as a :class:`~difimpact.TreeModel`.
 
-    Read with the standard library's XML parser at the reference configuration (every coordinate 0). The
-    ground joint's two translations (e.g. ``pelvis_tx``, ``pelvis_ty``) are the floating base; every other
-    coordinate is a pin angle about the common axis normal to the plane (the ground's ``z`` in OpenSim's
-    models), in a PinJoint, a PlanarJoint or a CustomJoint whose rotation is ``±q``; WeldJoints weld. Up is
-    against the model's gravity. Coordinates keep the file's names and values (``q[i]`` in radians and metres,
-    OpenSim's sign), e.g. ``gait10dof18musc`` gives ``(pelvis_tx, pelvis_ty, pelvis_tilt, hip_flexion_r, …)``.
+    Read with the standard library's XML parser at the reference configuration (every coordinate 0; a locked
+    coordinate at its ``default_value``, as OpenSim holds it). Bodies welded to the ground (a WeldJoint, or a
+    joint whose coordinates are all locked, such as a platform) are part of the ground. The translations of the
+    joint that attaches the model to them (e.g. ``pelvis_tx``, ``pelvis_ty``; a missing one is added as ``"x"``
+    or ``"y"``) are the floating base, and its axes fix the plane (forward, up): gravity at an angle to them is
+    a ground slope. Every other coordinate is a pin angle about the common axis normal to the plane (the
+    ground's ``z`` in OpenSim's models), in a PinJoint, a PlanarJoint or a CustomJoint whose rotation is
+    ``±q``. Up is against the model's gravity. Coordinates keep the file's names and values (``q[i]`` in
+    radians and metres, OpenSim's sign), e.g. ``gait10dof18musc`` gives ``(pelvis_tx, pelvis_ty, pelvis_tilt,
+    hip_flexion_r, …)``. OpenSim 4's nested tag names (``<HuntCrossleyForce::ContactParameters>``) are read.
 
     **Arguments:**
 
-    - `source`: path to the ``.osim`` file.
+    - `source`: path to the ``.osim`` file, or its XML text.
     - `points`: named contact points, ``{name: marker name}`` or ``{name: (body name, (x, y, z) in that body's
-      frame)}``; by default every marker.
+      frame)}``; by default every marker on a moving body.
     - `moving_centres`: ``{coordinate: value}`` holding a joint centre that moves with a coordinate (a knee
       whose translation is a spline of the knee angle) where the coordinate has that value; by default such a
       joint raises.
@@ -218,48 +302,47 @@ def from_osim(source, *, points=None, moving_centres: Mapping[str, float] | None
     **Returns:** a :class:`~difimpact.TreeModel`.
 
     Raises ``ValueError`` naming what is not planar: a ball, gimbal, universal or free joint, a rotation about
-    another axis, a coupled translation (unless held), a locked coordinate, any constraint (a coordinate
-    coupler such as a patella, a closed loop).
+    another axis, a coupled translation (unless held), any constraint (a coordinate coupler such as a patella, a
+    closed loop); and naming the element of a malformed file.
     """
-    document = ET.parse(source).getroot()
-    if int(document.get("Version", "0")) < 40000:
-        raise ValueError(f"`source`: .osim format {document.get('Version')} is older than 4.0 (40000); open and "
-                         "save it with OpenSim 4 first.")
-    model = document.find("Model")
-    constraints = model.find("ConstraintSet/objects")
-    if constraints is not None and len(constraints):
-        found = [f"{c.get('name')} ({c.tag})" for c in constraints]
-        raise ValueError(f"the model has constraints {found}: a planar tree has no coupled coordinates or closed "
-                         "loops.")
+    model = _document(source)
     gravity = _vec(model, "gravity", (0.0, -9.80665, 0.0))
     up = -gravity if np.any(gravity) else np.array([0.0, 1.0, 0.0])
-    bodies = {b.get("name"): b for b in model.find("BodySet/objects")}
-    joints = _joints(model)
-    ground = model.find("Ground").get("name", "ground")
-    links, index, world, base, forward = [], {}, {ground: np.eye(4)}, Base(), None
-    pending = [j for j in joints if j.parent == ground]
-    if len(pending) != 1:
-        raise ValueError(f"expected one joint to the ground, found {[j.name for j in pending]}.")
-    while pending:
-        joint = pending.pop(0)
-        on_ground = joint.parent == ground
-        motion, hinge, slides = _motion(joint, on_ground, moving_centres or {})
-        if on_ground:
-            base, forward = _base([(c, a) for c, a in slides], unit(up, "up"))
+    bodies = _bodies(model)
+    ground = (model.find("Ground").get("name") if model.find("Ground") is not None else None) or "ground"
+    world, order = _attach(_joints(model, set(bodies) | {ground}), ground)
+    roots = [j for j in order if j.parent in world]
+    if len(roots) != 1:
+        raise ValueError(f"expected one joint attaching the model to the ground, found {[j.name for j in roots]}.")
+    links, index, base, ground_bodies = [], {}, None, set(world)
+    for joint in order:
+        is_base = joint.parent in ground_bodies
+        motion, hinge, slides = _motion(joint, is_base, moving_centres or {})
         outer = world[joint.parent] @ joint.parent_frame
+        if is_base:
+            base = base_from_slides([(c, outer[:3, :3] @ a, 0.0) for c, a in slides], unit(up, "up"),
+                                    f"joint {joint.name!r}")
         world[joint.child] = outer @ motion @ np.linalg.inv(joint.child_frame)
-        frame, body = world[joint.child], bodies[joint.child]
+        frame = world[joint.child]
+        mass, com, inertia = bodies[joint.child]
         rot = frame[:3, :3]
-        xx, yy, zz, xy, xz, yz = _vec(body, "inertia", (0.0,) * 6)
-        inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
         index[joint.child] = len(links)
         links.append(Link(joint.child, index.get(joint.parent, -1), hinge and hinge[0],
                           None if hinge is None else outer[:3, :3] @ hinge[1], (outer @ motion)[:3, 3].copy(), 0.0,
-                          float(body.findtext("mass")), (frame @ np.append(_vec(body, "mass_center"), 1.0))[:3],
-                          rot @ inertia @ rot.T, frame))
-        pending = [j for j in joints if j.parent == joint.child] + pending
-    sites = [Site(m.get("name"), index[_body_name(m.findtext("socket_parent_frame"))],
-                  (world[_body_name(m.findtext("socket_parent_frame"))] @ np.append(_vec(m, "location"), 1.0))[:3])
-             for m in model.iterfind("MarkerSet/objects/Marker")]
-    return planar_model(links, select_sites(sites, links, points), up=up, g=float(np.linalg.norm(gravity)),
-                        base=base, forward=forward)
+                          mass, (frame @ np.append(com, 1.0))[:3], rot @ inertia @ rot.T, frame))
+    return planar_model(links, select_sites(_markers(model, world, index), links, points), up=up,
+                        g=float(np.linalg.norm(gravity)), base=base)
+
+
+def _markers(model, world, index) -> list[Site]:
+    """The markers on moving bodies (those on the ground do not move with the model)."""
+    out = []
+    for marker in model.iterfind("MarkerSet/objects/Marker"):
+        where = f"marker {marker.get('name')!r}"
+        body = _body_name(marker.findtext("socket_parent_frame") or "")
+        if body not in world:
+            raise ValueError(f"{where} is on {body!r}, which is not a body of the model.")
+        if body in index:
+            position = world[body] @ np.append(_vec(marker, "location", where=where), 1.0)
+            out.append(Site(marker.get("name"), index[body], position[:3]))
+    return out

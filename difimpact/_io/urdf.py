@@ -1,169 +1,249 @@
-"""URDF models in and out: :func:`from_urdf` reads a file with ``yourdfpy``, :func:`to_urdf` writes any planar
-model."""
+"""URDF models in: :func:`from_urdf` reads a file with the standard library's XML parser (the URDF elements a
+planar tree needs: links' ``<inertial>``, joints, ``<transmission>`` motor inertia, Drake's ``<frame>``)."""
 
-import io
-import os
+from typing import NamedTuple
 
 import numpy as np
 
-from .._models.base import AbstractPlanarModel
 from .._models.tree_model import TreeModel
-from .planar import Base, Link, Site, planar_model, select_sites, unit
-from .writer import planar_frames
+from .planar import Link, Site, base_from_slides, planar_model, select_sites, unit
+from .source import floats, parse, scalar
+
+WORLD = "world"  # the link a URDF's root joint may name as its parent without declaring it (ROS, Drake)
+_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 
-def _robot(source):
-    try:
-        import yourdfpy
-    except ImportError:
-        raise ImportError("reading URDF needs the `yourdfpy` package: pip install 'difimpact[urdf]'.") from None
-    text = str(source)
-    if text.lstrip().startswith("<"):
-        handle = io.StringIO(text)
-    elif os.path.exists(text):
-        handle = text
-    else:
-        raise ValueError(f"`source`: no URDF file {text!r} (pass a path or the XML text).")
-    return yourdfpy.URDF.load(handle, build_scene_graph=False, load_meshes=False,
-                              load_collision_meshes=False).robot
+def _rpy(rpy) -> np.ndarray:
+    """URDF's fixed-axis roll, pitch, yaw: ``R = R_z(y) R_y(p) R_x(r)``."""
+    (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
-def _origin(element) -> np.ndarray:
-    return np.eye(4) if element is None or element.origin is None else np.asarray(element.origin, dtype=float)
+def _origin(element, where: str) -> np.ndarray:
+    out = np.eye(4)
+    origin = None if element is None else element.find("origin")
+    if origin is not None:
+        out[:3, :3] = _rpy(floats(origin.get("rpy"), 3, f"{where} <origin rpy>", default=(0.0, 0.0, 0.0)))
+        out[:3, 3] = floats(origin.get("xyz"), 3, f"{where} <origin xyz>", default=(0.0, 0.0, 0.0))
+    return out
 
 
-def _mass(link) -> float:
-    return 0.0 if link.inertial is None else float(link.inertial.mass)
+class _ULink(NamedTuple):
+    name: str
+    mass: float
+    inertial: np.ndarray  # the inertial frame in the link's frame
+    inertia: np.ndarray  # about the centre of mass, in the inertial frame
+
+
+class _UJoint(NamedTuple):
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    mimic: str | None
+
+
+def _link(element, label) -> _ULink:
+    name = element.get("name")
+    inertial = element.find("inertial")
+    if inertial is None:
+        return _ULink(name, 0.0, np.eye(4), np.zeros((3, 3)))
+    where = f"{label}: link {name!r}"
+    mass = inertial.find("mass")
+    if mass is None:
+        raise ValueError(f"{where}: <inertial> has no <mass value=...>.")
+    tensor = inertial.find("inertia")
+    if tensor is None:
+        raise ValueError(f"{where}: <inertial> has no <inertia ixx=... iyz=...>.")
+    xx, yy, zz, xy, xz, yz = (scalar(tensor.get(k), f"{where} <inertia {k}>")
+                              for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz"))
+    return _ULink(name, scalar(mass.get("value"), f"{where} <mass value>", nonneg=True), _origin(inertial, where),
+                  np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]))
+
+
+def _joint(element, label) -> _UJoint:
+    name = element.get("name")
+    where = f"{label}: joint {name!r}"
+    kind = element.get("type")
+    if kind not in _TYPES:
+        raise ValueError(f"{where} has type {kind!r}; URDF's types are {list(_TYPES)}.")
+    ends = []
+    for end in ("parent", "child"):
+        found = element.find(end)
+        if found is None or not found.get("link"):
+            raise ValueError(f"{where} has no <{end} link=...>.")
+        ends.append(found.get("link"))
+    axis = element.find("axis")
+    axis = floats(None if axis is None else axis.get("xyz"), 3, f"{where} <axis xyz>", default=(1.0, 0.0, 0.0))
+    mimic = element.find("mimic")
+    return _UJoint(name, kind, *ends, _origin(element, where), axis, None if mimic is None else mimic.get("joint"))
+
+
+def _armature(root, joints, label) -> dict[str, float]:
+    """Each joint's motor inertia × mechanical reduction² from its ``<transmission>``s (FROST's reading: the first
+    ``mechanicalReduction`` and ``motorInertia`` anywhere in the transmission, reduction 1 by default)."""
+    out = {}
+    for element in root.iter("transmission"):
+        where = f"{label}: transmission {element.get('name')!r}"
+        inertia = element.find(".//motorInertia")
+        if inertia is None:
+            continue
+        joint = element.find("joint")
+        if joint is None or joint.get("name") not in joints:
+            raise ValueError(f"{where} has motor inertia but names no joint of the file "
+                             f"({None if joint is None else joint.get('name')!r}).")
+        reduction = element.find(".//mechanicalReduction")
+        value = scalar(inertia.text, f"{where} <motorInertia>", nonneg=True) * scalar(
+            None if reduction is None else reduction.text, f"{where} <mechanicalReduction>", default=1.0) ** 2
+        out[joint.get("name")] = out.get(joint.get("name"), 0.0) + value
+    return out
+
+
+def _tree(root, label) -> tuple[dict, dict, list, str]:
+    """Links, joints, the children of each link and the root link, checked to be one tree (a joint's undeclared
+    parent ``world`` is the world)."""
+    links, joints, children = {}, {}, {}
+    for element in root.findall("link"):
+        if not element.get("name"):
+            raise ValueError(f"{label}: a <link> has no name.")
+        if element.get("name") in links:
+            raise ValueError(f"{label}: link {element.get('name')!r} is declared twice.")
+        links[element.get("name")] = _link(element, label)
+    for element in root.findall("joint"):
+        joint = _joint(element, label)
+        if joint.name in joints:
+            raise ValueError(f"{label}: joint {joint.name!r} is declared twice.")
+        joints[joint.name] = joint
+    if WORLD not in links and any(j.parent == WORLD for j in joints.values()):
+        links[WORLD] = _ULink(WORLD, 0.0, np.eye(4), np.zeros((3, 3)))
+    parent_joint = {}
+    for joint in joints.values():
+        for end in ("parent", "child"):
+            if getattr(joint, end) not in links:
+                raise ValueError(f"{label}: joint {joint.name!r} has {end} link {getattr(joint, end)!r}, which is "
+                                 "not declared.")
+        if joint.child in parent_joint:
+            raise ValueError(f"{label}: link {joint.child!r} is the child of joints {parent_joint[joint.child]!r} and "
+                             f"{joint.name!r}: a closed loop, which a planar tree cannot have.")
+        parent_joint[joint.child] = joint.name
+        children.setdefault(joint.parent, []).append(joint)
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) != 1:
+        raise ValueError(f"{label}: a URDF tree has one root link, found {roots or 'none (the joints form a cycle)'}.")
+    reached, stack = set(), [roots[0]]
+    while stack:
+        reached.add(stack[-1])
+        stack += [j.child for j in children.get(stack.pop(), [])]
+    if len(reached) != len(links):
+        raise ValueError(f"{label}: links {sorted(set(links) - reached)} are not connected to the root "
+                         f"{roots[0]!r}: their joints form a cycle.")
+    return links, joints, children, roots[0]
 
 
 class _Reader:
     """Depth-first walk of a URDF tree at zero joint angles, collecting :class:`Link`s and :class:`Site`s."""
 
-    def __init__(self, robot, up):
-        self.links = {link.name: link for link in robot.links}
-        self.children = {name: [] for name in self.links}
-        for joint in robot.joints:
-            self.children[joint.parent].append(joint)
-        self.up = unit(up, "`up`")
+    def __init__(self, links, children, armature, order):
+        self.links, self.children, self.armature, self.order = links, children, armature, order
         self.out: list[Link] = []
-        self.sites: list[Site] = []
+        self.sites: list[tuple[int, Site]] = []
 
-    def base(self, root: str) -> tuple[str, np.ndarray, Base, np.ndarray | None]:
+    def base(self, root: str, up):
         """Follow up to two prismatic joints from ``root`` through massless links: the floating base."""
         frame, slides, name = np.eye(4), [], root
-        while (len(slides) < 2 and _mass(self.links[name]) == 0.0 and len(self.children[name]) == 1
+        while (len(slides) < 2 and self.links[name].mass == 0.0 and len(self.children.get(name, [])) == 1
                and self.children[name][0].type == "prismatic"):
             joint = self.children[name][0]
-            frame = frame @ _origin(joint)
-            slides.append((joint.name, frame[:3, :3] @ joint.axis))
+            frame = frame @ joint.origin
+            slides.append((joint.name, frame[:3, :3] @ unit(joint.axis, f"the axis of joint {joint.name!r}"), 0.0))
             name = joint.child
-        if not slides:
-            return name, frame, Base(), None
-        vertical = [abs(unit(axis, f"the axis of {n!r}") @ self.up) > 1 - 1e-9 for n, axis in slides]
-        if len(slides) != 2 or sum(vertical) != 1:
-            raise ValueError(f"prismatic joints {[n for n, _ in slides]} at the root: a planar floating base has "
-                             "two, one horizontal and one vertical (up).")
-        (nx, ax), (ny, ay) = slides if vertical[1] else slides[::-1]
-        if ay @ self.up < 0:
-            raise ValueError(f"prismatic joint {ny!r} points down; the base's vertical slide must point up.")
-        return name, frame, Base((nx, ny)), ax
+        return name, frame, base_from_slides(slides, up, f"the root link {root!r}")
 
-    def walk(self, name: str, frame: np.ndarray, parent: int, joint=None) -> None:
+    def walk(self, name: str, frame: np.ndarray, parent: int, joint=None, root_hinge=None) -> None:
         link = self.links[name]
         if joint is not None and joint.mimic is not None:
-            raise ValueError(f"joint {joint.name!r} mimics {joint.mimic.joint!r}: coupled joints are not a planar "
-                             "tree.")
+            raise ValueError(f"joint {joint.name!r} mimics {joint.mimic!r}: coupled joints are not a planar tree.")
         if joint is not None and joint.type not in ("revolute", "continuous", "fixed"):
             raise ValueError(f"joint {joint.name!r} is {joint.type}: a planar tree has revolute joints about one "
-                             "axis (and a base of two prismatic joints at the root).")
+                             "axis (and a base of prismatic joints at the root).")
         hinge = joint is not None and joint.type != "fixed"
-        if not hinge and _mass(link) == 0.0 and not self.children[name]:
-            if parent >= 0:
-                self.sites.append(Site(name, parent, frame[:3, 3].copy()))
+        kids = self.children.get(name, [])
+        if root_hinge is None and not hinge and link.mass == 0.0 and not kids and parent >= 0:
+            self.sites.append((self.order[joint.name], Site(name, parent, frame[:3, 3].copy())))
             return
-        if not hinge and _mass(link) == 0.0 and parent < 0:
+        if root_hinge is None and not hinge and link.mass == 0.0 and parent < 0:
             index = -1  # a massless frame on the base: its children hang from the base
         else:
-            inertial = link.inertial
-            origin = _origin(inertial)
-            rot = frame[:3, :3] @ origin[:3, :3]
-            inertia = np.zeros((3, 3)) if inertial is None else rot @ np.asarray(inertial.inertia) @ rot.T
-            self.out.append(Link(
-                name, parent, joint.name if hinge else None, frame[:3, :3] @ joint.axis if hinge else None,
-                frame[:3, 3].copy(), 0.0, _mass(link), (frame @ origin)[:3, 3].copy(), inertia, frame))
+            inertial = frame @ link.inertial
+            rot = inertial[:3, :3]
+            coordinate = root_hinge or (joint.name if hinge else None)
+            self.out.append(Link(name, parent, coordinate, frame[:3, :3] @ joint.axis if hinge else None,
+                                 frame[:3, 3].copy(), 0.0, link.mass, inertial[:3, 3].copy(),
+                                 rot @ link.inertia @ rot.T, frame, self.armature.get(coordinate, 0.0)))
             index = len(self.out) - 1
-        for child in self.children[name]:
-            self.walk(child.child, frame @ _origin(child), index, child)
+        for child in kids:
+            self.walk(child.child, frame @ child.origin, index, child)
 
 
-def from_urdf(source, *, points=None, up=(0.0, 0.0, 1.0), g: float = 9.81) -> TreeModel:
-    """Import a planar URDF model as a :class:`~difimpact.TreeModel`, parsed by ``yourdfpy``.
+def _frames(root, reader: _Reader, label) -> list[Site]:
+    """Drake's ``<frame name link xyz rpy>`` elements on the model's bodies, as points."""
+    index = {link.name: i for i, link in enumerate(reader.out)}
+    out = []
+    for element in root.findall("frame"):
+        if element.get("link") in index:
+            where = f"{label}: frame {element.get('name')!r}"
+            xyz = floats(element.get("xyz"), 3, f"{where} xyz", default=(0.0, 0.0, 0.0))
+            link = index[element.get("link")]
+            out.append(Site(element.get("name"), link, reader.out[link].frame[:3, :3] @ xyz
+                            + reader.out[link].frame[:3, 3]))
+    return out
+
+
+def from_urdf(source, *, points=None, up=(0.0, 0.0, 1.0), g: float = 9.81, motor_inertia: bool = True,
+              root_hinge: str | None = None) -> TreeModel:
+    """Import a planar URDF model as a :class:`~difimpact.TreeModel`.
 
     The tree is read at zero joint angles. Its joints must be revolute (or continuous) about one common
-    horizontal axis, or fixed; two prismatic joints from the root through massless links, one horizontal and
-    one along `up`, are the floating base (their names become ``q[0], q[1]``); without them the root link is
-    fixed to the base point ``(0, 0)``. Each revolute joint's coordinate is its URDF angle.
+    horizontal axis, or fixed; prismatic joints from the root through massless links (one or two: horizontal,
+    along `up`) are the floating base (their names become ``q[0], q[1]``; a missing one is added as ``"x"`` or
+    ``"y"``: the root translates freely either way). A joint's parent ``world`` need not be declared (ROS's and
+    Drake's convention). Each revolute joint's coordinate is its URDF angle. A ``<transmission>``'s
+    ``motorInertia`` × ``mechanicalReduction²`` is added to ``M``'s diagonal at its joint (the rotor's inertia
+    reflected through the gearbox, as FROST's ``RobotLinks`` does for its mass matrix).
 
     **Arguments:**
 
     - `source`: a path to a URDF file or the XML text.
-    - `points`: named contact points, ``{name: link name}`` or ``{name: (link name, (x, y, z) in that link's
-      frame)}``; by default every massless leaf link on a fixed joint (a frame such as ``heel`` or ``tip``).
+    - `points`: named contact points, ``{name: link or frame name}`` or ``{name: (link name, (x, y, z) in that
+      link's frame)}``; by default every massless leaf link on a fixed joint (a frame such as ``heel`` or
+      ``tip``, in the order of their joints in the file), then Drake's ``<frame>`` elements.
     - `up`: the upward direction in the file (URDF's convention: ``+z``); `g`: gravity [m/s²].
+    - `motor_inertia`: ``False`` leaves the transmissions' motor inertia out of ``M``.
+    - `root_hinge`: the name of a coordinate that turns the root link about the plane's axis (a planar floating
+      base: FROST's ``get_base_dofs('planar')`` is ``BaseX, BaseZ, BaseRotY``); by default the root only
+      translates.
 
     **Returns:** a :class:`~difimpact.TreeModel`.
 
-    Raises ``ValueError`` naming what is not planar: a joint about another axis, a prismatic, planar or floating
-    joint below the base, a mimic (coupled) joint.
+    Raises ``ValueError`` naming the element: a joint about another axis, a prismatic, planar or floating joint
+    below the base, a mimic (coupled) joint, a closed loop, an undeclared link, a malformed number.
     """
-    robot = _robot(source)
-    reader = _Reader(robot, up)
-    roots = [name for name in reader.links if all(j.child != name for j in robot.joints)]
-    if len(roots) != 1:
-        raise ValueError(f"a URDF tree has one root link, found {roots}.")
-    name, frame, base, forward = reader.base(roots[0])
-    reader.walk(name, frame, -1)
-    return planar_model(reader.out, select_sites(reader.sites, reader.out, points), up=up, g=g, base=base,
-                        forward=forward)
-
-
-def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
-    """The URDF text of a planar model: the plane is ``x`` (forward), ``z`` (up), the base two prismatic joints
-    named after ``q[0], q[1]`` through massless links, then one link per body on a revolute joint about
-    ``±y`` named after its coordinate (a positive turn takes ``+z`` toward ``+x``, the model's angle convention;
-    a welded body on a fixed joint), and one massless link per named point on a fixed joint. Pinocchio's
-    ``buildModelFromXML`` and :func:`from_urdf` read it with the model's coordinates in the same order."""
-    tree = model.tree()
-    names = model.coordinate_names
-    frames = planar_frames(tree)
-    r = lambda v: repr(float(v))  # noqa: E731
-    limit = '<limit lower="-1e3" upper="1e3" effort="0" velocity="0"/>'
-
-    def joint(jname, kind, parent, child, xyz=(0.0, 0.0), pitch=0.0, axis=None):
-        tag = f'<axis xyz="{axis}"/>{limit}' if axis else ""
-        return (f'<joint name="{jname}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-                f'<origin xyz="{r(xyz[1])} 0 {r(xyz[0])}" rpy="0 {r(pitch)} 0"/>{tag}</joint>')
-
-    def link(i):
-        fr = frames[i]
-        if fr.mass == 0.0:
-            return f'<link name="{tree.body_names[i]}"/>'
-        return (f'<link name="{tree.body_names[i]}"><inertial><origin xyz="{r(fr.com[1])} 0 {r(fr.com[0])}"/>'
-                f'<mass value="{r(fr.mass)}"/><inertia ixx="{r(fr.inertia)}" iyy="{r(fr.inertia)}" '
-                f'izz="{r(fr.inertia)}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
-
-    parts = [f'<robot name="{name}">', '<link name="world"/><link name="base_x"/><link name="base_y"/>',
-             joint(names[0], "prismatic", "world", "base_x", axis="1 0 0"),
-             joint(names[1], "prismatic", "base_x", "base_y", axis="0 0 1")]
-    for i, (fr, parent) in enumerate(zip(frames, tree.parent)):
-        parent_link = "base_y" if parent < 0 else tree.body_names[parent]
-        parts.append(link(i))
-        if fr.coord >= 0:
-            parts.append(joint(names[fr.coord], "revolute", parent_link, tree.body_names[i], fr.attach, fr.offset,
-                               f"0 {r(fr.sign)} 0"))
-        else:
-            parts.append(joint(f"{tree.body_names[i]}_weld", "fixed", parent_link, tree.body_names[i], fr.attach,
-                               fr.offset))
-        for point, loc in fr.points:
-            parts += [f'<link name="{point}"/>', joint(f"{point}_point", "fixed", tree.body_names[i], point, loc)]
-    return "".join(parts) + "</robot>"
+    root, label, _ = parse(source, "URDF", "robot")
+    links, joints, children, root_link = _tree(root, label)
+    armature = _armature(root, joints, label) if motor_inertia else {}
+    reader = _Reader(links, children, armature, {name: i for i, name in enumerate(joints)})
+    name, frame, base = reader.base(root_link, up)
+    if root_hinge is not None and (not isinstance(root_hinge, str) or root_hinge in joints):
+        raise ValueError(f"`root_hinge` must be a new coordinate name (a string that no joint has), got "
+                         f"{root_hinge!r}.")
+    reader.walk(name, frame, -1, root_hinge=root_hinge)
+    unused = sorted(set(armature) - {link.coordinate for link in reader.out})
+    if unused:
+        raise ValueError(f"{label}: joints {unused} have transmissions with motor inertia but are not hinges of the "
+                         "tree (a base slide or a fixed joint); pass motor_inertia=False to leave it out.")
+    sites = [site for _, site in sorted(reader.sites, key=lambda s: s[0])] + _frames(root, reader, label)
+    return planar_model(reader.out, select_sites(sites, reader.out, points), up=up, g=g, base=base)
