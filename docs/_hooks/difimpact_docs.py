@@ -1,8 +1,8 @@
 """MkDocs hooks of the difimpact site.
 
-- ``api.md``: the placeholder ``{{ api }}`` becomes one ``::: difimpact.NAME`` block per public name of the
-  ``difimpact`` namespace, grouped by the private module that defines it, so that the reference follows the
-  package (a renamed or added name appears without editing the page).
+- ``api/*.md``: the placeholder ``{{ api: TOPIC }}`` becomes one ``::: difimpact.NAME`` block per public name of
+  the ``difimpact`` namespace on that topic (``_TOPICS``), so that the reference follows the package (a renamed
+  or added name appears without editing the pages).
 - Docstrings use a few Sphinx roles (``:class:`X```); they are shown as plain code.
 """
 
@@ -10,24 +10,39 @@ import importlib
 import re
 import types
 
-_SECTIONS = (  # (module prefix, section title), first match wins; the rest goes under "Other"
-    ("difimpact._models", "Models"),
-    ("difimpact._tree", "Planar trees"),
-    ("difimpact._io", "Importing and exporting models"),
-    ("difimpact._anthropometry", "Anthropometry"),
-    ("difimpact._impact", "Impulsive maps"),
-    ("difimpact._contact", "Contact laws"),
-    ("difimpact._compliant", "Compliant phase"),
-    ("difimpact._hybrid", "Hybrid phases and events"),
-    ("difimpact._gait", "Periodic gaits"),
-    ("difimpact._objectives", "Objectives"),
-    ("difimpact._sweep", "Sweeps"),
-    ("difimpact._optimise", "Optimisation"),
-    ("difimpact._examples", "Worked optimisation problems"),
-    ("difimpact._problems", "Worked optimisation problems"),
-    ("difimpact._io", "Importing and exporting models"),
-    ("difimpact._draw", "Drawing"),
+# The API reference by topic: each page ``api/TOPIC.md`` holds the placeholder ``{{ api: TOPIC }}``, which becomes
+# one ``::: difimpact.NAME`` block per public name of that topic, grouped under headings. A name's topic is the
+# first rule that matches: its name (the results and solutions of the entry points go on one page), then the
+# private module that defines it. A public name no rule places goes to ``api/index.md`` under "Other", so that
+# a new name is never missing from the reference.
+_RESULT_NAME = re.compile(r"^(.*Solution|.*Results?|RESULTS|History|failures|ImpulsePath)$")
+_TOPICS = (  # (topic, heading, module prefixes)
+    ("models", "Built-in models", ("difimpact._models",)),
+    ("models", "Planar trees: your own model", ("difimpact._tree",)),
+    ("models", "Anthropometry", ("difimpact._anthropometry",)),
+    ("models", "Drawing", ("difimpact._draw",)),
+    ("impact", "Impulsive maps", ("difimpact._impact",)),
+    ("contact", "Contacts and contact laws", ("difimpact._contact",)),
+    ("compliant", "The compliant phase", ("difimpact._compliant",)),
+    ("compliant", "Hybrid phases and events", ("difimpact._hybrid",)),
+    ("gaits", "Periodic gaits", ("difimpact._gait",)),
+    ("optimisation", "Objectives", ("difimpact._objectives",)),
+    ("optimisation", "Sweeps", ("difimpact._sweep",)),
+    ("optimisation", "Optimisation", ("difimpact._optimise", "difimpact._autodiff")),
+    ("optimisation", "Worked optimisation problems", ("difimpact._problems", "difimpact._examples")),
+    ("optimisation", "Nonlinear programs", ("difimpact._nlp",)),
+    ("powered", "Powered gaits", ("difimpact._powered",)),
+    ("importers", "Importing and exporting models", ("difimpact._io",)),
 )
+_RESULT_HEADINGS = (  # results page: (heading, module prefixes)
+    ("Impulsive maps", ("difimpact._impact",)),
+    ("The compliant phase and hybrid phases", ("difimpact._compliant", "difimpact._hybrid")),
+    ("Periodic gaits", ("difimpact._gait",)),
+    ("Optimisation and nonlinear programs", ("difimpact._optimise", "difimpact._nlp", "difimpact._problems")),
+    ("Powered gaits", ("difimpact._powered",)),
+    ("The library's base enumeration", ("difimpact._results",)),
+)
+_PLACEHOLDER = re.compile(r"\{\{\s*api:\s*([a-z]+)\s*\}\}")
 
 
 def public_names(package) -> list[str]:
@@ -56,25 +71,35 @@ def _defining_module(package, name: str) -> str:
     return ""
 
 
-def api_markdown(package_name: str = "difimpact") -> str:
+def topic_of(package, name: str) -> tuple[str, str]:
+    """``(topic, heading)`` of a public name: the page of the API reference it goes on and the heading there."""
+    module = _defining_module(package, name)
+    if _RESULT_NAME.match(name):
+        heading = next((h for h, prefixes in _RESULT_HEADINGS if module.startswith(prefixes)), "Other results")
+        return "results", heading
+    return next(((topic, h) for topic, h, prefixes in _TOPICS if module.startswith(prefixes)), ("index", "Other"))
+
+
+def api_markdown(topic: str, package_name: str = "difimpact") -> str:
+    """The ``::: difimpact.NAME`` blocks of one topic, under their headings (in the order of ``_TOPICS``)."""
     package = importlib.import_module(package_name)
     groups: dict[str, list[str]] = {}
     for name in public_names(package):
-        module = _defining_module(package, name)
-        title = next((t for prefix, t in _SECTIONS if module.startswith(prefix)), "Other")
-        groups.setdefault(title, []).append(name)
-    order = list(dict.fromkeys(t for _, t in _SECTIONS)) + ["Other"]
+        page, heading = topic_of(package, name)
+        if page == topic:
+            groups.setdefault(heading, []).append(name)
+    order = [h for t, h, _ in _TOPICS if t == topic] + [h for h, _ in _RESULT_HEADINGS] + ["Other results", "Other"]
     parts = []
-    for title in order:
-        if title in groups:
-            parts.append(f"## {title}\n")
-            parts += [f"::: {package_name}.{name}\n" for name in groups[title]]
+    for heading in dict.fromkeys(order):
+        if heading in groups:
+            parts.append(f"## {heading}\n")
+            parts += [f"::: {package_name}.{name}\n    options:\n      heading_level: 3\n" for name in groups[heading]]
     return "\n".join(parts)
 
 
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri == "api.md":
-        return markdown.replace("{{ api }}", api_markdown())
+    if page.file.src_uri.startswith("api/"):
+        return _PLACEHOLDER.sub(lambda m: api_markdown(m.group(1)), markdown)
     return markdown
 
 
