@@ -213,6 +213,21 @@ def _lu_factor(a):
     return steps
 
 
+def lu_factor(a: Float[Array, "n n"]):
+    """The steps of the unrolled ``LU`` of `a` (:func:`solve`), unchecked, for :func:`lu_substitute`."""
+    return _lu_factor(a)
+
+
+def lu_substitute(steps, b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``a⁻¹ b`` from the steps of :func:`lu_factor` (linear in `b`: transposable for reverse mode)."""
+    return _lu_substitute(steps, b)
+
+
+def relative_pivot(a: Float[Array, "n n"], steps) -> Float[Array, ""]:
+    """``min_j |u_jj| / max|a|`` of the steps of :func:`lu_factor` (``0`` for a singular `a`)."""
+    return _relative_pivot(a, steps)
+
+
 def _relative_pivot(a, steps):
     scale = jnp.max(jnp.abs(a))
     smallest = functools.reduce(jnp.minimum, [jnp.abs(u[0]) for _, _, u in steps])

@@ -15,15 +15,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
+from .._linalg import full_precision
 from .._models.base import AbstractPlanarModel
 from .._tree import PlanarTree
 from .._validation import as_float, check, instance, names, tolerance
-from .constrained import _keep, _raise, ImpactResults, ImpactSolution
+from .constrained import ImpactResults, ImpactSolution, _raise
 from .kkt import solve_kkt
-from .._linalg import full_precision
 
 # Relative tolerance of the sign conditions of a unilateral contact (impulse ≥ 0, separating velocity ≥ 0).
 _SIGN_RTOL = 1e-9
+# Bodies lighter than this share of the heaviest are solved at their own scale (kkt.solve_kkt's `light`).
+_LIGHT = 1e-3
 
 
 def _unit_masses(tree: PlanarTree, q: Config) -> MassMatrix:
@@ -32,6 +34,34 @@ def _unit_masses(tree: PlanarTree, q: Config) -> MassMatrix:
     (or with negligible) mass move, so ``ZᵀD`` weighs the momentum of those bodies alone."""
     unit = jnp.ones_like(tree.mass)
     return eqx.tree_at(lambda t: (t.mass, t.inertia), tree, (unit, jnp.zeros_like(tree.inertia))).mass_matrix(q)
+
+
+def model_size(tree: PlanarTree, q: Config) -> Scalar:
+    """The model's extent in posture `q`: the diagonal of the box around its joints, centres of mass and named
+    points (1 m if they all coincide)."""
+    joints, _ = tree.frames(q)
+    points = [joints, tree.com_positions(q)] + [tree.point_position(q, p)[None] for p in tree.point_names]
+    xy = jnp.concatenate(points)
+    size = jnp.sqrt(jnp.sum((jnp.max(xy, axis=0) - jnp.min(xy, axis=0)) ** 2))
+    return jnp.where(size > 0, size, 1.0)
+
+
+def _light_part(tree: PlanarTree, q: Config) -> MassMatrix:
+    """``M_L``: the part of the mass matrix from the light bodies, those with ``m_i ℓ² + I_i`` at most
+    ``_LIGHT`` of the heaviest's (``ℓ`` = :func:`model_size`); ``M`` is linear in the masses and inertias.
+    :func:`~difimpact._impact.kkt.solve_kkt` solves their rates at their own scale."""
+    size = jax.lax.stop_gradient(model_size(tree, q))
+    weight = jax.lax.stop_gradient(tree.mass * size**2 + tree.inertia)
+    light = weight <= _LIGHT * jnp.max(weight)
+    masses = (jnp.where(light, tree.mass, 0.0), jnp.where(light, tree.inertia, 0.0))
+    return eqx.tree_at(lambda t: (t.mass, t.inertia), tree, masses).mass_matrix(q)
+
+
+def _massless(massless: str) -> bool | str:
+    """`massless` as :func:`~difimpact._impact.kkt.solve_kkt`'s `keep`: ``False``, ``True`` or ``"limit"``."""
+    if massless not in ("error", "keep", "limit"):
+        raise ValueError(f"`massless` must be 'error', 'keep' or 'limit', got {massless!r}.")
+    return {"error": False, "keep": True, "limit": "limit"}[massless]
 
 
 def _coordinate(model: AbstractPlanarModel, c) -> int:
@@ -91,16 +121,14 @@ def _blocked_active(x, rates) -> Bool[Array, " b"]:
 
 def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float) -> Config:
     """``q``, checked to hold every contact point on the ground to within ``ground_tol`` × the model's size
-    (``0 ≤ ground_tol < 1``)."""
+    (:func:`model_size`, ``0 ≤ ground_tol < 1``)."""
     tol = tolerance("ground_tol", ground_tol, below=1.0, allow_zero=True)
-    position = {p: model.point(q, p) for p in model.point_names}
     for p in points:
-        if p not in position:
+        if p not in model.point_names:
             raise ValueError(f"unknown point {p!r}; this model has {list(model.point_names)}.")
-    all_pos = jnp.stack(list(position.values()))
-    size = jnp.max(jnp.linalg.norm(all_pos[:, None] - all_pos[None], axis=-1))
+    size = model_size(model.tree(), q)
     for p in points:
-        y = position[p][1]
+        y = model.point(q, p)[1]
         q = check(q, jnp.abs(y) > tol * size, f"contact point {p!r} is not on the ground (|y| > "
                   f"{ground_tol} × model size); place it with model.solve_coordinate.")
     return q
@@ -132,14 +160,15 @@ def _fixed_rows(J, M: MassMatrix, qdot_minus: Velocity, stick, rates, coords, re
 
 @full_precision
 def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D,
-                 fixed_active) -> ImpactSolution:
+                 fixed_active, light) -> ImpactSolution:
     """The solutions of every active set of the unilateral contacts (each stays or lifts off), stacked, with the
     impulses laid out two slots per unilateral contact, ``[normal, tangential]``; `fixed_active` (or ``None``:
     all) the rows of ``A_fixed`` enforced. The sets share one KKT system with every contact row, each set
     dropping the rows it does not enforce (:func:`~difimpact._impact.kkt.solve_kkt`'s `active`), solved under
     ``vmap``: one traced and compiled solve for all ``2^k`` sets, and a dropped row's impulse is zero."""
     if not unilateral:
-        return jax.tree.map(lambda x: x[None], solve_kkt(M, A_fixed, qdot_minus, b_fixed, keep, D, fixed_active))
+        return jax.tree.map(lambda x: x[None], solve_kkt(M, A_fixed, qdot_minus, b_fixed, keep, D, fixed_active,
+                                                                  light))
     m_fixed, k = A_fixed.shape[0], len(unilateral)
     stays = np.array(list(itertools.product((True, False), repeat=k)))  # (2^k, k), the first set: all stay
     tangential = {"free": np.zeros_like(stays), "stick": stays, "always": np.ones_like(stays)}[unilateral_tangent]
@@ -148,7 +177,7 @@ def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tang
     active = jnp.concatenate([jnp.broadcast_to(fixed, (len(stays), m_fixed)), jnp.asarray(enforced)], axis=1)
     A = jnp.concatenate([A_fixed] + [J[p] for p in unilateral], axis=0)
     b = jnp.concatenate([b_fixed, jnp.zeros(2 * k, M.dtype)])
-    sets = jax.vmap(lambda rows: solve_kkt(M, A, qdot_minus, b, keep, D, rows))(active)
+    sets = jax.vmap(lambda rows: solve_kkt(M, A, qdot_minus, b, keep, D, rows, light))(active)
     normals = jnp.stack([J[p][0] for p in unilateral])
     return eqx.tree_at(lambda s: (s.lifted_off, s.unilateral_velocity), sets,
                        (jnp.asarray(~stays), sets.qdot_plus @ normals.T))
@@ -199,7 +228,7 @@ def impact(
     unilateral: Sequence[str] = (),
     restitution: Mapping[str, float] | None = None,
     unilateral_tangent: Literal["free", "stick", "always"] = "free",
-    massless: Literal["error", "keep"] = "error",
+    massless: Literal["error", "keep", "limit"] = "error",
     ground_tol: float = 1e-6,
     throw: bool = True,
 ) -> ImpactSolution:
@@ -246,7 +275,7 @@ def impact(
     arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the
     outcome switches between staying and lifting off.
     """
-    keep = _keep(massless)
+    keep = _massless(massless)
     stick, unilateral, rates, coords, restitution = _check_options(model, stick, blocked, unilateral, restitution,
                                                                    unilateral_tangent)
     points = stick + unilateral
@@ -259,8 +288,10 @@ def impact(
     if blocked_active is not None:
         fixed_active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
         A_fixed = jnp.where(fixed_active[:, None], A_fixed, 0.0)
-    D = _unit_masses(model.tree(), q) if keep else None
-    sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D, fixed_active)
+    tree = model.tree()
+    D = _unit_masses(tree, q) if keep else None
+    sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D, fixed_active,
+                        _light_part(tree, q))
     v = jnp.concatenate([A_fixed @ qdot_minus] + [J[p] @ qdot_minus for p in points])
     return _raise(_consistent(sets, v, A_fixed.shape[0]), throw)
 

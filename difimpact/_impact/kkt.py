@@ -1,10 +1,11 @@
 """The impulse–momentum KKT system of an impact, its rank diagnosis and its massless limit, without LAPACK.
 
-``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) is solved by the unrolled ``LU`` of :func:`difimpact._linalg.solve_lu`
-and its rank read by the pivoted Gram–Schmidt of :func:`difimpact._linalg.row_basis`, so that ``vmap`` of an
-impact emits no batched LAPACK call. Massless segments (seed 003's μ = 0 and μ_T = 0) make ``M`` singular; a
-coordinate that neither ``M`` nor ``A`` sees (``null(M) ∩ null(A)``) is then undetermined, and its treatment,
-value and derivative, is the business of :func:`solve_kkt`.
+``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) is solved one mass scale at a time (:mod:`.scaled`) by the unrolled
+``LU`` of :func:`difimpact._linalg.lu_factor` and its rank read by the pivoted Gram–Schmidt of
+:func:`difimpact._linalg.row_basis`, so that ``vmap`` of an impact emits no batched LAPACK call. Massless
+segments (seed 003's μ = 0 and μ_T = 0) make ``M`` singular; a coordinate that no body with mass moves and no
+constraint holds is then undetermined, and its treatment, value and derivative, is the business of
+:func:`solve_kkt`.
 """
 
 import functools
@@ -16,6 +17,7 @@ import jax.numpy as jnp
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, row_basis, solve_lu
 from .._results import RESULTS
+from .scaled import Scaling, inverse_columns
 
 # Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
 _RANK_RTOL = 1e-10
@@ -166,71 +168,95 @@ _UNDETERMINED_DERIVATIVE = (
 )
 
 
+def _unseen(M_H, A, M_L):
+    """Projector onto ``U = null([M_H; A; M_L])`` (each block scaled to unit size), on stopped gradients: the
+    directions along which no body with mass moves and no constraint acts."""
+    M_H, A, M_L = jax.lax.stop_gradient((M_H, A, M_L))
+    unit = lambda X: X / jnp.where(jnp.max(jnp.abs(X)) > 0, jnp.max(jnp.abs(X)), 1.0)
+    Q, _, _ = row_basis(jnp.concatenate([unit(M_H), _row_normalise(A), unit(M_L)]), M_H.shape[0], _RANK_RTOL)
+    return jnp.eye(M_H.shape[0], dtype=M_H.dtype) - _outer_sum(Q)
+
+
+def _scaling(M_H, M_L, A, P_N, P_U, dropped, unit_masses, redundant) -> Scaling:
+    """The :class:`~difimpact._impact.scaled.Scaling` of the rows (module docstring of ``scaled``)."""
+    M_H, M_L, A, unit_masses = jax.lax.stop_gradient((M_H, M_L, A, unit_masses))
+    positive = lambda x: jnp.where(x > 0, x, 1.0)
+    n, m = A.shape[1], A.shape[0]
+    B = jnp.eye(n, dtype=M_H.dtype) if unit_masses is None else unit_masses / positive(jnp.max(jnp.abs(unit_masses)))
+    # A redundant set is flagged; its rows are dropped so that the values stay finite.
+    dropped = jnp.where(redundant, jnp.ones(m, M_H.dtype), dropped)
+    A_norms = jnp.where(dropped > 0, 1.0, jnp.sqrt(jnp.sum(A * A, axis=1)))
+    return Scaling(P_N=P_N, P_U=P_U, sigma=positive(jnp.max(jnp.abs(M_H))), s=positive(jnp.max(jnp.abs(M_L))),
+                   r=positive(A_norms), B=B, dropped=dropped)
+
+
 @full_precision
-def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plus: Float[Array, " m"], keep: bool,
-              unit_masses: MassMatrix | None = None, active: Bool[Array, " m"] | None = None) -> ImpactSolution:
+def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plus: Float[Array, " m"],
+              keep: bool | str, unit_masses: MassMatrix | None = None, active: Bool[Array, " m"] | None = None,
+              light: MassMatrix | None = None) -> ImpactSolution:
     """Unchecked KKT solve; returns the solution (``result`` from the rank checks) without raising.
 
     With `active`, a row where it is ``False`` is dropped: its row and column of ``K`` become those of the
     identity and its ``b⁺`` zero, so its impulse is zero and it constrains nothing; the active rows give the
     solution of ``K`` without it. One compiled program then serves every subset of the rows.
 
-    Coordinates free of mass and constraints (``P0 ≠ 0``) are held by adding ``P0`` to ``M``, which makes ``K``
-    regular and leaves the other components unchanged: ``massless="keep"`` reports their pre-impact velocity,
-    ``"error"`` flags them. Energies and impulses do not depend on them, but their derivatives with respect to
-    ``M`` do, through ``dM Δq̇``. With `unit_masses` (``D`` of :func:`_massless_limit`) the solve holds them at
-    the limit of vanishing masses instead (right-hand side ``M q̇⁻ + P0 q̇⁺_lim``, with ``q̇⁺_lim`` a constant),
-    so values and derivatives are the one-sided ones of ``mass → 0⁺``; without it a derivative raises.
+    `light` is the part ``M_L`` of `M` that the light bodies contribute (:mod:`~difimpact._impact.scaled`):
+    their rates are then solved at their own scale, to full accuracy whatever their mass. Coordinates that no
+    body with mass moves and no constraint holds (``P_U ≠ 0``) are held at their pre-impact velocity
+    (``keep=True``) or flagged (``False``); with `unit_masses` (``D`` of :func:`_massless_limit`) the solve gives
+    them the limit of vanishing masses instead, ``Z_Uᵀ D Δq̇ = 0``, which ``keep="limit"`` reports and
+    ``keep=True`` differentiates (it reports the pre-impact value); without it a derivative raises.
     """
-    n, m = M.shape[0], A.shape[0]
-    dropped = jnp.zeros((m, m), M.dtype)
+    m = A.shape[0]
+    dropped = jnp.zeros(m, M.dtype)
     if active is not None:
         A, b_plus = jnp.where(active[:, None], A, 0.0), jnp.where(active, b_plus, 0.0)
-        dropped = jnp.diag(jnp.where(active, 0.0, 1.0).astype(M.dtype))
-    redundant, P0 = diagnose(M, A, active)
-    undetermined = jnp.trace(P0) > 0.5
-    eye, zeros = jnp.eye(n, dtype=M.dtype), jnp.zeros((n, m), M.dtype)
-
-    def kkt(M, held, held_b):
-        K = jnp.block([[M + P0, -A.T], [A, dropped]])
-        K = jnp.where(redundant, jnp.eye(n + m, dtype=M.dtype), K)  # finite values for a flagged result
-        return solve_lu(K, jnp.block([[M + P0 @ held, P0 @ held_b], [zeros.T, jnp.eye(m, dtype=M.dtype)]]))[0]
-
-    held, held_b = eye, zeros
-    if keep and unit_masses is not None:
-        S0 = kkt(*jax.lax.stop_gradient((M, held, held_b)))
-        held, held_b, determined = jax.lax.stop_gradient(_massless_limit(P0, unit_masses, S0[:n, :n], S0[:n, n:]))
-        M = _no_derivative_where(M, undetermined & ~determined, _UNDETERMINED_DERIVATIVE)
-    elif keep:
-        M = _no_derivative_where(M, undetermined, _UNDETERMINED_DERIVATIVE)
-    S = kkt(M, held, held_b)
+        dropped = jnp.where(active, 0.0, 1.0).astype(M.dtype)
+    M_L = jnp.zeros_like(M) if light is None else light
+    M_H = M if light is None else M - M_L
+    redundant, P_N = diagnose(M_H, A, active)
+    P_U = P_N if light is None else _unseen(M_H, A, M_L)
+    undetermined = jnp.trace(P_U) > 0.5
+    limit = bool(keep) and unit_masses is not None
+    sc = _scaling(M_H, M_L, A, P_N, P_U, dropped, unit_masses if limit else None, redundant)
+    G, W, pivot = inverse_columns(M_H, M_L, A, sc)
+    singular = ~redundant & ~(pivot > _RANK_RTOL)  # the limit is undetermined too (Z_Uᵀ D Z_U singular)
+    if keep:
+        bad = (undetermined & singular) if limit else undetermined
+        G = _no_derivative_where(G, bad, _UNDETERMINED_DERIVATIVE)
     result = ImpactResults.where(redundant, ImpactResults.redundant_constraints, ImpactResults.successful)
-    if not keep:
-        result = ImpactResults.where(~redundant & undetermined, ImpactResults.undetermined, result)
-    return _solution(M, S, P0 if keep and unit_masses is not None else None, qdot_minus, b_plus, result)
+    failed = singular if keep else (singular | undetermined)
+    result = ImpactResults.where(~redundant & failed, ImpactResults.undetermined, result)
+    held = P_U if keep is True else None
+    return _solution(M, A, G, W, held, qdot_minus, b_plus, result)
 
 
 @full_precision
-def _solution(M, S, P0, qdot_minus, b_plus, result) -> ImpactSolution:
-    """The :class:`ImpactSolution` of ``S = K⁻¹ [[M, 0], [0, I]]``: energies from ``S``; with `P0`, the reported
-    velocities keep the free components at their pre-impact value (``massless="keep"``)."""
+def _solution(M, A, G, W, held, qdot_minus, b_plus, result) -> ImpactSolution:
+    """The :class:`ImpactSolution` of ``G``, ``W_c`` (:func:`~difimpact._impact.scaled.inverse_columns`):
+    energies from them; with `held` (``P_U``), the reported velocities keep the components along ``U`` at
+    their pre-impact value (``massless="keep"``)."""
     n = M.shape[0]
-    P_a, G, L_a, W_c = S[:n, :n], S[:n, n:], S[n:, :n], S[n:, n:]
     eye = jnp.eye(n, dtype=M.dtype)
     energy = lambda v: 0.5 * v @ M @ v
-    qdot_plus = P_a @ qdot_minus + G @ b_plus
-    v_c, v_a = qdot_minus - P_a @ qdot_minus, P_a @ qdot_minus
+    jump = b_plus - A @ qdot_minus
+    P_a = eye - G @ A
+    qdot_plus = qdot_minus + G @ jump
+    v_c = G @ (A @ qdot_minus)
+    v_a = qdot_minus - v_c
     T_minus, Tc_minus, Tc_plus = energy(qdot_minus), energy(v_c), energy(G @ b_plus)
     T_plus, Ta_minus = energy(qdot_plus), energy(v_a)
-    if P0 is not None:
-        P_a, G = P_a - P0 @ (P_a - eye), G - P0 @ G
-        qdot_plus, v_a = P_a @ qdot_minus + G @ b_plus, P_a @ qdot_minus
-        v_c = qdot_minus - v_a
+    if held is not None:
+        G = G - held @ G
+        P_a = eye - G @ A
+        qdot_plus = qdot_minus + G @ jump
+        v_c = G @ (A @ qdot_minus)
+        v_a = qdot_minus - v_c
     loss = Tc_minus - Tc_plus
     positive_T = T_minus > 0
     xi = jnp.where(positive_T, loss / jnp.where(positive_T, T_minus, 1.0), 0.0)
     return ImpactSolution(
-        qdot_plus=qdot_plus, impulses=L_a @ qdot_minus + W_c @ b_plus, P_c=eye - P_a, P_a=P_a, v_c=v_c, v_a=v_a,
+        qdot_plus=qdot_plus, impulses=W @ jump, P_c=eye - P_a, P_a=P_a, v_c=v_c, v_a=v_a,
         T_minus=T_minus, T_plus=T_plus, Tc_minus=Tc_minus, Ta_minus=Ta_minus, Tc_plus=Tc_plus,
         loss=loss, xi=xi, lifted_off=jnp.zeros((0,), bool), unilateral_velocity=jnp.zeros((0,), M.dtype),
         result=result,

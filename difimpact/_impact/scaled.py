@@ -1,0 +1,104 @@
+r"""The impact's KKT system solved one mass scale at a time, so that light segments keep their digits.
+
+``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) with a segment of mass ``m`` much smaller than the others has
+``cond(K) ∝ 1/m``, and the rounding of the heavy bodies' terms of ``M`` (``ε ‖M‖``) is then as large as the
+light segment's own terms: an LU of ``K`` as assembled returns its rates with ``ε ‖M‖ / m`` relative error,
+whatever the pivoting. The model says which part is which, ``M = M_H + M_L`` (heavy and light bodies; ``M`` is
+linear in the masses), and the heavy bodies do not move along ``N = null(M_H) ∩ null(A)``, exactly, however
+rounding fills ``M_H``. Splitting the momentum equations ``M Δq̇ − Aᵀλ̄ = f`` along ``N``
+
+.. math:: (I - P_N)\,(M Δ\dot q - A^Tλ̄ - f) / σ = 0,\qquad (P_N - P_U)\,(M_L Δ\dot q - f) / s = 0,
+          \qquad P_U\, B\, Δ\dot q = 0,
+
+(``σ = max|M_H|``, ``s = max|M_L|``; ``P_N M_H = 0`` and ``P_N Aᵀ = 0`` hold in exact arithmetic and are not
+formed) leaves a system whose rows all have unit scale: each mass scale is solved against its own terms, and
+a light segment's rates are as accurate as a heavy one's, down to a mass of zero. ``U ⊂ N`` is what neither
+``M_H`` nor ``M_L`` sees (bodies without any mass): ``B = I`` holds those rates at their pre-impact value, and
+``B = D`` (every body a unit point mass) gives them the limit of vanishing masses, ``Z_Uᵀ D Δq̇ = 0``
+(:func:`~difimpact._impact.kkt._massless_limit`). As ``m → 0`` the second block tends to the third with
+``M_L / s → D`` restricted to those bodies, so that limit is reached continuously.
+
+The derivative is that of ``K`` itself, ``dX = −K⁻¹ dK X``, solved with the same factors.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .._custom_types import Array, Float, MassMatrix
+from .._linalg import full_precision, lu_factor, lu_substitute, relative_pivot
+
+
+class Scaling(NamedTuple):
+    """The split of the rows, from stopped gradients: projectors onto ``N`` and ``U``, the scales ``σ``, ``s``
+    and the constraint row norms ``r``, the matrix ``B`` of the rows along ``U``, and the dropped rows
+    (``1`` where a row is not enforced: its row and column of ``K`` are the identity's)."""
+
+    P_N: MassMatrix
+    P_U: MassMatrix
+    sigma: Float[Array, ""]
+    s: Float[Array, ""]
+    r: Float[Array, " m"]
+    B: MassMatrix
+    dropped: Float[Array, " m"]
+
+
+def _matrix(M_H, M_L, A, sc: Scaling):
+    """The row-scaled ``K̂`` (module docstring), with ``λ̂ = r λ̄ / σ`` so that ``Â = A / r`` has unit rows."""
+    eye = jnp.eye(M_H.shape[0], dtype=M_H.dtype)
+    R = (eye - sc.P_N) @ (M_H + M_L) / sc.sigma + (sc.P_N - sc.P_U) @ M_L / sc.s + sc.P_U @ sc.B
+    A_hat = A / sc.r[:, None]
+    return jnp.block([[R, -A_hat.T], [A_hat, jnp.diag(sc.dropped)]])
+
+
+def _scaled_rhs(f, g, sc: Scaling):
+    """Right-hand sides ``[f; g]`` of ``K [Δq̇; λ̄] = [f; g]`` in the rows of ``K̂`` (``P_U f`` is not used)."""
+    eye = jnp.eye(f.shape[0], dtype=f.dtype)
+    return jnp.concatenate([(eye - sc.P_N) @ f / sc.sigma + (sc.P_N - sc.P_U) @ f / sc.s, g / sc.r[:, None]])
+
+
+def _unscaled(X, n, sc: Scaling):
+    return X[:n], X[n:] * (sc.sigma / sc.r)[:, None]
+
+
+def _solve(factors, K_hat, rhs):
+    """``K̂⁻¹ rhs`` with one step of iterative refinement (the residual in working precision): it restores the
+    componentwise accuracy that the unrolled elimination loses on rows of unequal size."""
+    X = lu_substitute(factors, rhs)
+    return X + lu_substitute(factors, rhs - K_hat @ X)
+
+
+@jax.custom_jvp
+@full_precision
+def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc: Scaling):
+    r"""``G = (K^{-1})_{q̇ b}`` ``(n, m)`` and ``W_c = (K^{-1})_{λ b}`` ``(m, m)``, the columns of ``K⁻¹`` that
+    the constraint values reach (``K [G; W_c] = [0; I]``), and the smallest relative pivot of ``K̂``.
+
+    From them: ``Δq̇ = G (b⁺ − A q̇⁻)``, ``λ̄ = W_c (b⁺ − A q̇⁻)``, ``P_a = I − G A``, ``ᵍP_cˡ = G`` and
+    ``W_c`` of seed 002 (eqs. 20–24), since ``K⁻¹ [M; A] = [I; 0]``.
+    """
+    n, m = M_H.shape[0], A.shape[0]
+    K_hat = _matrix(M_H, M_L, A, sc)
+    factors = lu_factor(K_hat)
+    X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
+    return *_unscaled(X, n, sc), relative_pivot(K_hat, factors)
+
+
+@inverse_columns.defjvp
+def _inverse_columns_jvp(primals, tangents):
+    """``K [dG; dW] = −dK [G; W]`` with ``dK = [dM −dAᵀ; dA 0]``, ``dM = dM_H + dM_L`` (the scaling is held)."""
+    M_H, M_L, A, sc = primals
+    dM_H, dM_L, dA, _ = tangents
+    n = M_H.shape[0]
+    with jax.default_matmul_precision("highest"):
+        K_hat = _matrix(M_H, M_L, A, sc)
+        factors = lu_factor(K_hat)
+        m = A.shape[0]
+        X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
+        G, W = _unscaled(X, n, sc)
+        f = dA.T @ W - (dM_H + dM_L) @ G
+        dX = _solve(factors, K_hat, _scaled_rhs(f, -(dA @ G), sc))
+        dG, dW = _unscaled(dX, n, sc)
+    pivot = relative_pivot(K_hat, factors)
+    return (G, W, pivot), (dG, dW, jnp.zeros_like(pivot))
