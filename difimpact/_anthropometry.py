@@ -6,7 +6,9 @@ stature, the position of its centre of mass and its sagittal radius of gyration 
 the seven-link model (seed 002, Fig. 1): the Torso-Pelvis segment "HAT" (head, arms and trunk), the thigh, the
 shank and the foot, each with
 
-.. math:: m = f_m\\,m_B,\\qquad L = f_L\\,H,\\qquad c = (f_x, f_y)\\,L,\\qquad I = m\\,(r\\,L)^2 .
+$$
+m = f_m\\,m_B,\\qquad L = f_L\\,H,\\qquad c = (f_x, f_y)\\,L,\\qquad I = m\\,(r\\,L)^2 .
+$$
 
 Positions are sagittal ``(anterior, superior)`` vectors in the upright standing posture (segment axes as
 in Dumas et al. 2007: ``X`` anterior, ``Y`` superior, origin at the segment's proximal joint, the foot

@@ -41,8 +41,10 @@ def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a")
     r"""Solve ``a x = b`` for a symmetric positive definite ``a`` of static small size by an unrolled ``LDLᵀ``
     factorisation (Golub & Van Loan, *Matrix Computations*, 4th ed., §4.1.2):
 
-    .. math:: d_j = a_{jj} - \sum_{k<j} l_{jk}^2 d_k,\qquad
-              l_{ij} = \Big(a_{ij} - \sum_{k<j} l_{ik} l_{jk} d_k\Big) / d_j \quad (i > j),
+    $$
+    d_j = a_{jj} - \sum_{k<j} l_{jk}^2 d_k,\qquad
+    l_{ij} = \Big(a_{ij} - \sum_{k<j} l_{ik} l_{jk} d_k\Big) / d_j \quad (i > j),
+    $$
 
     then ``L y = b`` and ``Lᵀ x = D⁻¹ y``. Only the lower triangle of ``a`` is read. For a positive definite
     ``a`` every pivot is ``d_j ≥ λ_min(a) > 0``, so no pivoting is needed (a symmetric indefinite ``a`` whose

@@ -208,7 +208,7 @@ def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, om
     the fraction `target` of the kinetic energy, by least squares ``(ξ/ξ* − 1)²`` (seed 002, eq. 23).
 
     Impact: the leading heel ``CAL_R`` sticks, the trailing ``MH_L`` is unilateral (seed 002, eqs. 6–9) and the
-    post-impact ankle rate is prescribed, ``θ̇_A^R⁺ = (1 − β) r_free`` (rheonomic constraint, eq. 10), with
+    post-impact ankle rate is prescribed, $\dot\theta_A^R^+ = (1 - \beta) r_{free}$ (rheonomic constraint, eq. 10), with
     ``r_free`` the rate the unblocked ankle takes (coordinate rates, clockwise: :class:`SevenLinkHuman`; the
     constraint then carries no impulse: ``β = 0`` is the free ankle, ``β = 1`` full blocking). ``ξ`` is a
     parabola in the rate with its maximum at full blocking (seed 002, eq. 24), so ``ξ(β)`` increases on

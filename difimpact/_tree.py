@@ -4,7 +4,9 @@ A tree has a floating base -- the planar position ``(q[0], q[1])`` of the origin
 and revolute joints. Body ``i`` has an absolute angle measured from the upward vertical, positive toward
 ``+x`` (the package's convention, see the documentation's conventions page),
 
-.. math:: \\theta_i = \\theta_{p(i)} + s_i q_{k(i)} + o_i,
+$$
+\\theta_i = \\theta_{p(i)} + s_i q_{k(i)} + o_i,
+$$
 
 (``θ_{p} = 0`` for a root, ``s_i = ±1`` and the constant ``o_i`` are static; ``k(i) = -1`` welds the body to
 its parent). A point fixed in body ``i`` at body coordinates ``(a, p)`` (``a`` along the segment axis
@@ -14,8 +16,10 @@ body's joint. Everything else follows from the Lagrangian ``T = ½ q̇ᵀ M q̇`
 is the ground's (``x`` along it, ``y`` normal to it) and gravity is tilted, ``g (sin γ, −cos γ)`` (``γ = 0``: level
 ground):
 
-.. math:: M(q) = \\sum_i m_i J_i^T J_i + I_i J_{θ,i}^T J_{θ,i},\\qquad
-          c(q, \\dot q) = \\dot M \\dot q - \\partial T / \\partial q + \\partial V / \\partial q,
+$$
+M(q) = \\sum_i m_i J_i^T J_i + I_i J_{θ,i}^T J_{θ,i},\\qquad
+c(q, \\dot q) = \\dot M \\dot q - \\partial T / \\partial q + \\partial V / \\partial q,
+$$
 
 so that the equations of motion read ``M q̈ + c = τ + Jᵀ F`` (seed 000, eq. 1).
 """
@@ -366,8 +370,10 @@ class PlanarTree(eqx.Module):
         named point, from one evaluation of the frames. ``J̇ q̇`` is the time derivative of ``J(q(t))`` along
         ``q̇`` applied to ``q̇`` (the acceleration of the material point at ``q̈ = 0``):
 
-        .. math:: \dot J \dot q = \sum_{j ∈ chain} Ω_j\, ⊥(\dot p - \dot r_j) = ω\, ⊥\dot p -
-                  \sum_{j ∈ chain} Ω_j\, ⊥\dot r_j,
+        $$
+        \dot J \dot q = \sum_{j ∈ chain} Ω_j\, ⊥(\dot p - \dot r_j) = ω\, ⊥\dot p -
+        \sum_{j ∈ chain} Ω_j\, ⊥\dot r_j,
+        $$
 
         ``Ω_j = s_j q̇_{k(j)}`` the joint rates, ``ω = Σ Ω_j`` the body's angular velocity, ``ṗ`` the velocity of
         ``p`` (of the arc's centre for an arc) and ``ṙ_j`` those of the joints (:meth:`_velocities`)."""

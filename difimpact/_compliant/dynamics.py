@@ -1,15 +1,19 @@
 r"""Equations of motion with compliant ground contacts (seed 000, eq. 1 and §4):
 
-.. math:: M(q)\,\ddot q + c(q, \dot q) = \sum_i A_{n,i}^T F_{n,i} + A_{t,i}^T F_{t,i},
+$$
+M(q)\,\ddot q + c(q, \dot q) = \sum_i A_{n,i}^T F_{n,i} + A_{t,i}^T F_{t,i},
+$$
 
 ``A_{n,i}, A_{t,i}`` the normal (+y) and tangential (+x) rows of contact ``i``'s Jacobian, ``δ_i = −y_i``
 its indentation into the ground ``y = 0`` and ``F_{n,i} = F_n(δ_i, δ̇_i)`` its normal law. A sliding
 stick–slip contact has ``F_t = −μ σ F_n`` (seed 000, eq. 38); a sticking exact-stick contact
 (:class:`~difimpact.Coulomb`) the multiplier ``λ`` of the augmented system
 
-.. math:: \begin{bmatrix} M & -A_t^T \\ A_t & 0 \end{bmatrix}
-          \begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
-          \begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
+$$
+\begin{bmatrix} M & -A_t^T \\ A_t & 0 \end{bmatrix}
+\begin{bmatrix} \ddot q \\ \lambda \end{bmatrix} =
+\begin{bmatrix} -c + A_n^T F_n \\ -\dot A_t \dot q - v_t / \tau \end{bmatrix},
+$$
 
 valid while ``|λ| ≤ μ F_n``, with ``τ = 1 ms`` stabilising the drift of ``v_t``; it is solved through the
 Schur complement ``A_t M⁻¹ A_tᵀ`` with the unrolled ``LDLᵀ`` of ``difimpact._linalg`` (no LAPACK call under

@@ -12,7 +12,9 @@ def peak_force(t: Float[Array, " s"], F: Float[Array, " s"], rate: Float[Array, 
     [N] and ``rate = dF/dt`` [N/s]: the maximum of the cubic Hermite interpolant on the step that brackets
     the largest sample (the rate changes sign from + to − across it),
 
-    .. math:: p(s) = F_a + c_1 s + c_2 s^2 + c_3 s^3,\quad s ∈ [0, 1],\quad p'(s^*) = 0,
+    $$
+    p(s) = F_a + c_1 s + c_2 s^2 + c_3 s^3,\quad s ∈ [0, 1],\quad p'(s^*) = 0,
+    $$
 
     with ``c_1 = h F'_a``, ``c_2 = 3(F_b − F_a) − h(2F'_a + F'_b)``, ``c_3 = 2(F_a − F_b) + h(F'_a + F'_b)``.
     Its error is O(h⁴) in the step ``h``, and ``s*`` is held fixed under differentiation (envelope theorem:

@@ -8,9 +8,9 @@ from .base import AbstractExactStickLaw
 class Coulomb(AbstractExactStickLaw):
     r"""Coulomb friction with true stick (seed 000, §4.2 and eq. 38), ``μ_s = μ``.
 
-    While sliding, :math:`F_t = -\mu\,\sigma F_n` with ``σ`` the sign of the slip velocity; while sticking,
+    While sliding, $F_t = -\mu\,\sigma F_n$ with ``σ`` the sign of the slip velocity; while sticking,
     ``F_t`` is the Lagrange multiplier that keeps the tangential acceleration of the contact point at zero,
-    valid while :math:`|F_t| \le \mu F_n`. The compliant solver switches between the two at events
+    valid while $|F_t| \le \mu F_n$. The compliant solver switches between the two at events
     (``v_t`` crosses zero; the stick force reaches the cone), so there is no regularisation bias: this is
     the exact law the other friction laws are compared with.
 

@@ -7,10 +7,12 @@ from .hertz import damping_from_restitution, hertz_stiffness
 class HuntCrossley(AbstractNormalLaw):
     r"""Hunt–Crossley normal force (seed 000, eq. 35; Hunt & Crossley 1975):
 
-    .. math:: F_n = \max\left(k_n \delta^{3/2} + \chi \delta^{3/2}\dot\delta,\ 0\right),
+    $$
+    F_n = \max\left(k_n \delta^{3/2} + \chi \delta^{3/2}\dot\delta,\ 0\right),
+    $$
 
-    ``δ ≥ 0`` the indentation. ``k_n`` [N/m^1.5] is the Hertz stiffness (:func:`hertz_stiffness`), ``χ``
-    [N s/m^2.5] the hysteresis damping (``χ = 0``: elastic). The force is continuous at first contact and
+    ``δ ≥ 0`` the indentation. ``k_n`` [N/m$^{1.5}$] is the Hertz stiffness (:func:`hertz_stiffness`), ``χ``
+    [N s/m$^{2.5}$] the hysteresis damping (``χ = 0``: elastic). The force is continuous at first contact and
     clipped at zero when ``δ̇ < −k_n/χ`` (it never pulls).
 
     **Arguments:** `stiffness` ``k_n > 0``, `damping` ``χ ≥ 0``.

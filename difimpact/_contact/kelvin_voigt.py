@@ -8,7 +8,9 @@ from .base import AbstractNormalLaw, DELTA_REF
 class KelvinVoigt(AbstractNormalLaw):
     r"""Linear spring–damper normal force, the baseline of seed 000 §4.1 (Kelvin–Voigt):
 
-    .. math:: F_n = \max(k\,\delta + c\,\dot\delta,\ 0)\quad (\delta > 0).
+    $$
+    F_n = \max(k\,\delta + c\,\dot\delta,\ 0)\quad (\delta > 0).
+    $$
 
     Unlike :class:`HuntCrossley` the force jumps to ``c δ̇`` at first contact, and the damping term makes
     it reach zero before ``δ`` does at separation (clipped: it never pulls).

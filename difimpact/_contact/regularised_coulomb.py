@@ -6,7 +6,7 @@ from .base import AbstractSmoothFrictionLaw
 
 
 class RegularisedCoulomb(AbstractSmoothFrictionLaw):
-    r"""Smooth Coulomb friction :math:`F_t = -\mu F_n \tanh(v_t / v_\varepsilon)`.
+    r"""Smooth Coulomb friction $F_t = -\mu F_n \tanh(v_t / v_\varepsilon)$.
 
     Smooth in the state, so no stick/slip events, at two prices. Bias against exact :class:`Coulomb`:
     there is no true stick (the contact creeps at ``|v_t| ≈ v_ε |F_t| / (μ F_n)``), which changes impulses

@@ -9,10 +9,12 @@ from .hertz import mindlin_stiffness
 class TangentialSpring(AbstractElasticStickLaw):
     r"""Mindlin tangential spring capped by Coulomb friction (seed 001, eqs. 17–19), a hybrid law:
 
-    .. math:: \text{stick:}\ F_t = -k_t \delta^{1/2} z,\ \dot z = v_t; \qquad
-              \text{sliding:}\ F_t = -\mu\,\sigma F_n,\ \dot z = 0,
+    $$
+    \text{stick:}\ F_t = -k_t \delta^{1/2} z,\ \dot z = v_t; \qquad
+    \text{sliding:}\ F_t = -\mu\,\sigma F_n,\ \dot z = 0,
+    $$
 
-    ``z`` the elastic tangential displacement of the contact point, ``k_t = 8 G^* √R``
+    ``z`` the elastic tangential displacement of the contact point, $k_t = 8 G^* \sqrt R$
     (:func:`mindlin_stiffness`, eqs. 18–19). Eq. 17 (the paper writes 16) holds while ``|F_t| ≤ μ F_n``;
     beyond it, or when a relative tangential velocity appears, ``F_t`` is Coulomb's (seed 001, after
     eq. 19). The compliant solver switches regimes at events: stick → sliding when ``|F_t|`` reaches
@@ -23,13 +25,13 @@ class TangentialSpring(AbstractElasticStickLaw):
     Bias against exact :class:`Coulomb`: "stick" is elastic, the contact point moves by ``z`` instead of
     holding still. Entering stick, ``F_t`` starts on the cone while the rigid stick force is inside it, so
     ``F_t`` oscillates undamped about the rigid one at ``√(k_t √δ / m)`` with an amplitude independent of
-    ``k_t``; the impulse error is bounded by about amplitude / frequency ``∝ k_t^{-1/2}`` but its sign follows
+    ``k_t``; the impulse error is bounded by about amplitude / frequency $\propto  k_t^{-1/2}$ but its sign follows
     the phase at the end (on seed 000's crutch impact, about 10 % at the materials' ``k_t`` and below 0.3 % at
     ten times it: docs/design.md).
 
     :meth:`force` is the stick-regime (elastic) force; the cap is the solver's regime switch.
 
-    **Arguments:** `stiffness` ``k_t > 0`` [N/m^1.5], `mu` ``≥ 0``.
+    **Arguments:** `stiffness` ``k_t > 0`` [N/m$^{1.5}$], `mu` ``≥ 0``.
     """
 
     stiffness: Scalar

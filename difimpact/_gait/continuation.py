@@ -42,8 +42,8 @@ class BranchPoint:
 
 
 class _Correction(eqx.Module):
-    """A corrected point ``y = (x, p)``: the residual ``F(y) = P^k(x; p) − x``, its Jacobian
-    ``[∂P^k/∂x − I, ∂P^k/∂p]`` (forward mode through the steps), the steps' data and the outcome."""
+    """A corrected point ``y = (x, p)``: the residual $F(y) = P^k(x; p) - x$, its Jacobian
+    $[\\partial P^k/\\partial x - I, \\partial P^k/\\partial p]$ (forward mode through the steps), the steps' data and the outcome."""
 
     y: jax.Array
     jacobian: jax.Array
@@ -290,10 +290,10 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
                   max_step: float | None = None, max_points: int = 200, bisections: int = 20, switch: bool = True,
                   options: StanceTolerances = StanceTolerances()) -> list[BranchPoint]:
     r"""Follow the periodic gait of ``make_walker(p)`` from ``p0`` (Newton from `x0`) toward ``p1``, by
-    pseudo-arclength continuation of the curve ``F(x, p) = P^k(x; p) − x = 0`` in ``y = (x, p)``.
+    pseudo-arclength continuation of the curve $F(x, p) = P^k(x; p) - x = 0$ in ``y = (x, p)``.
 
     **Predictor**: a step ``h`` along the unit tangent ``t``, the null vector of
-    ``DF = [∂P^k/∂x − I, ∂P^k/∂p]`` oriented by the previous tangent (``[DF; t_prevᵀ] t = e_{k+1}``, so
+    $DF = [\partial P^k/\partial x - I, \partial P^k/\partial p]$ oriented by the previous tangent (``[DF; t_prevᵀ] t = e_{k+1}``, so
     ``t_prevᵀ t > 0``). **Corrector**: Newton's method on ``F(y) = 0``, ``tᵀ (y − y_prev) = h`` (Keller's
     pseudo-arclength condition), with ``DF`` by forward-mode differentiation through the steps and the unrolled
     LU solve, jitted once for all points (and shared by periods 1 and 2) (Keller 1977; Allgower & Georg 1990,
@@ -306,10 +306,10 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     the arclength from the earlier point (at most `bisections` corrections) and inserted as a point of that
     `kind` (Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §10.2):
 
-    - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1 (``det(I − ∂P^k/∂x)``
+    - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1 ($det(I - \partial P^k/\partial x)$
       changes sign with it); the continuation goes on along the other branch;
-    - ``"period-doubling"``: ``det(∂P^k/∂x + I)`` changes sign — a real multiplier crosses −1. With `switch`,
-      the period-``2k`` branch born there is found by Newton on ``P^{2k}(x) = x`` at ``x + ε v`` (``v`` the
+    - ``"period-doubling"``: $det(\partial P^k/\partial x + I)$ changes sign — a real multiplier crosses −1. With `switch`,
+      the period-``2k`` branch born there is found by Newton on $P^{2k}(x) = x$ at ``x + ε v`` (``v`` the
       eigenvector of −1) and continued away from it (no further switching);
     - ``"lift-off"``: the trailing foot's post-impact normal velocity reaches zero. Beyond it the step ends in
       double support (:attr:`GaitResults.trailing_foot_stays`), so the boundary is found by bisection between

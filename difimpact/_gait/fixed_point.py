@@ -13,7 +13,7 @@ from .stride import GaitResults, StanceTolerances, Stride, stride
 
 
 class PeriodicGait(eqx.Module):
-    """A periodic gait: a fixed point ``x* = P^p(x*)`` of the stride map and its ``p`` steps.
+    """A periodic gait: a fixed point $x* = P^p(x*)$ of the stride map and its ``p`` steps.
 
     - `x`: the section state just after heel strike (:attr:`AbstractWalker.section_names`).
     - `strides`: the ``p`` :class:`Stride` s from `x`, stacked on a leading axis of size `period`.
@@ -53,7 +53,7 @@ class PeriodicGait(eqx.Module):
 
 
 class _ImplicitLU(lx.AbstractLinearSolver):
-    """:class:`SmallLU` for the implicit-function derivative ``(I − ∂P^p/∂x)^{-1} ∂P^p/∂p``, which optimistix
+    """:class:`SmallLU` for the implicit-function derivative $(I - \\partial P^p/\\partial x)^{-1} \\partial P^p/\\partial p$, which optimistix
     solves with ``throw=True``: at a failed gait (a non-finite or singular system) it returns zeros instead of
     raising, so that one failed member does not stop a ``vmap``, ``sweep`` or optimiser run; the gait's
     `result` flags it, and its derivatives are meaningless, like its values."""
@@ -109,24 +109,24 @@ class _Newton(optx.Newton):
 
 def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1, *,
                  options: StanceTolerances = StanceTolerances()) -> Float[Array, " k"]:
-    """``P^p(x)``: the section state after `period` steps (failed steps give a finite, meaningless state)."""
+    """$P^p(x)$: the section state after `period` steps (failed steps give a finite, meaningless state)."""
     return _steps(walker, x, period, options)[0].x[-1]
 
 
 def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float = 1e-11,
                   atol: float = 1e-11, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
                   throw: bool = False) -> PeriodicGait:
-    r"""Find a periodic gait of `walker`: a root of ``P^p(x) − x`` by Newton's method (optimistix), from `x0`.
+    r"""Find a periodic gait of `walker`: a root of $P^p(x) - x$ by Newton's method (optimistix), from `x0`.
 
-    The Jacobian of ``P^p`` comes from forward-mode differentiation through the steps (events included); the
+    The Jacobian of $P^p$ comes from forward-mode differentiation through the steps (events included); the
     linear solves are unrolled (no LAPACK under ``vmap``). Derivatives of ``x*`` with respect to the walker's
     parameters follow from the implicit-function theorem (``optx.ImplicitAdjoint``):
-    ``dx*/dp = (I − ∂P^p/∂x)^{-1} ∂P^p/∂p``, never from the unrolled iterations.
+    $dx*/dp = (I - \partial P^p/\partial x)^{-1} \partial P^p/\partial p$, never from the unrolled iterations.
 
     **Arguments:**
 
     - `walker`: an :class:`~difimpact.AbstractWalker`; `x0`: the initial guess ``(k,)``.
-    - `period`: 1 (a fixed point of ``P``) or more (of ``P^p``: period doubling).
+    - `period`: 1 (a fixed point of ``P``) or more (of $P^p$: period doubling).
     - `rtol`, `atol`: Newton's tolerances on ``x``; `max_steps`: its iteration limit.
     - `options`: :class:`StanceTolerances` of each step.
     - `throw`: raise on failure (else read `result`).

@@ -1,4 +1,4 @@
-"""Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of ``∂P^p/∂x`` at the fixed point."""
+"""Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of $\\partial P^p/\\partial x$ at the fixed point."""
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +11,7 @@ from .stride import StanceTolerances
 
 def stride_jacobian(walker: AbstractWalker, gait: PeriodicGait, *,
                     options: StanceTolerances = StanceTolerances()) -> Float[Array, "k k"]:
-    """``∂P^p/∂x`` at the gait's fixed point, by forward-mode differentiation through the steps: the event
+    """$\\partial P^p/\\partial x$ at the gait's fixed point, by forward-mode differentiation through the steps: the event
     time enters through the implicit-function theorem, so this is the saltation-corrected linearisation
     (monodromy of each stance phase, event-time correction, impact Jacobian, leg swap)."""
     return jax.jacfwd(lambda x: stride_power(walker, x, gait.period, options=options))(gait.x)

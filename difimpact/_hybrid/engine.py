@@ -13,7 +13,9 @@ gradient) and keeps its result.
 root-finds the earliest crossing (separate events let the first in pytree order win when two trigger in
 one step), and the active branch of the minimum gives the implicit-function gradient of the event time,
 
-.. math:: \frac{dt^*}{d\theta} = -\frac{\partial g_e / \partial\theta}{d g_e / dt}\Big|_{t^*}.
+$$
+\frac{dt^*}{d\theta} = -\frac{\partial g_e / \partial\theta}{d g_e / dt}\Big|_{t^*}.
+$$
 
 Each phase shifts its components to start at ``+10⁻⁹`` or more (a component at or below zero at the start
 would hide every other event: the minimum would never change sign), so the minimum decreases through its

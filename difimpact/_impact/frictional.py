@@ -3,9 +3,11 @@
 With the normal impulse ``P_n`` as the independent variable (seed 000, §3.2; seed 001, §3.2) the impact
 is at most two phases, each linear in ``P_n``:
 
-.. math:: M\\,d\\dot q = (A_n^T + \\tau A_t^T)\\,dP_n,\\qquad
-          \\tau = \\frac{dP_t}{dP_n} = \\begin{cases} -\\mu\\sigma & \\text{sliding (eq. 19)}\\\\
-          -w_{nt}/w_{tt} & \\text{sticking (eq. 17)}\\end{cases}
+$$
+M\\,d\\dot q = (A_n^T + \\tau A_t^T)\\,dP_n,\\qquad
+\\tau = \\frac{dP_t}{dP_n} = \\begin{cases} -\\mu\\sigma & \\text{sliding (eq. 19)}\\\\
+-w_{nt}/w_{tt} & \\text{sticking (eq. 17)}\\end{cases}
+$$
 
 with the Delassus entries ``w_ij = A_i M⁻¹ A_jᵀ``. The regime of Table 2 follows from the state: the first
 phase slides in the direction of ``v_t⁻`` (or, from rest, sticks when ``μ ≥ μ_c`` and otherwise slides in
@@ -65,7 +67,7 @@ class FrictionalImpactSolution(eqx.Module):
     - `normal_impulse`, `tangential_impulse`: ``P_n⁺ ≥ 0`` and ``P_t⁺`` with ``|P_t⁺| ≤ μ P_n⁺``.
     - `normal_work`, `tangential_work`: ``W_n⁺``, ``W_t⁺`` (eqs. 15–34), summing to ``ΔT = T⁺ − T⁻``.
     - `regime`: integer code, ``FRICTIONAL_REGIMES[regime]`` its name.
-    - `switch_impulse`: ``P_n`` at the end of the first phase (eq. 28, ``P_n^σ``); equal to ``P_n⁺`` for
+    - `switch_impulse`: ``P_n`` at the end of the first phase (eq. 28, $P_n^\\sigma$); equal to ``P_n⁺`` for
       the single-phase regimes ``stick``, ``slide`` and ``slide-from-rest``.
     - `mu_c`: critical friction coefficient (eq. 8).
     - `result`: :class:`FrictionalImpactResults` item.
@@ -157,7 +159,7 @@ def frictional_impact_map(
 
     With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (seed 000, eq. 8). Each
     phase integrates ``M dq̇ = (A_nᵀ + τ A_tᵀ) dP_n`` exactly (eqs. 17, 20): sliding ``τ = −μσ`` with
-    ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at ``P_n^σ = −A_t q̇⁻ / A_t M⁻¹(A_nᵀ − μσA_tᵀ)``
+    ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at $P_n^\\sigma  = -A_t \\dot{q}^- / A_t M^{-1}(A_n^\\top - \\mu \\sigma A_t^\\top)$
     (eq. 28), then sticking (end state eq. 10) or reversal (eqs. 29–30); works from eqs. 18, 24–25, 31–32.
 
     **Arguments:**
@@ -299,7 +301,7 @@ class ImpulsePath(eqx.Module):
 def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> ImpulsePath:
     """Sample an unbatched :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
 
-    ``num − 1`` evenly spaced points plus the switch impulse ``P_n^σ`` (eq. 28), so a piecewise-linear plot
+    ``num − 1`` evenly spaced points plus the switch impulse $P_n^\\sigma$ (eq. 28), so a piecewise-linear plot
     is exact. Use ``jax.vmap`` over batched results.
     """
     instance("impact", impact, FrictionalImpactSolution)

@@ -165,7 +165,7 @@ def _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tang
     impulses laid out two slots per unilateral contact, ``[normal, tangential]``; `fixed_active` (or ``None``:
     all) the rows of ``A_fixed`` enforced. The sets share one KKT system with every contact row, each set
     dropping the rows it does not enforce (:func:`~difimpact._impact.kkt.solve_kkt`'s `active`), solved under
-    ``vmap``: one traced and compiled solve for all ``2^k`` sets, and a dropped row's impulse is zero."""
+    ``vmap``: one traced and compiled solve for all $2^k$ sets, and a dropped row's impulse is zero."""
     if not unilateral:
         return jax.tree.map(lambda x: x[None], solve_kkt(M, A_fixed, qdot_minus, b_fixed, keep, D, fixed_active,
                                                                   light))
@@ -246,7 +246,7 @@ def impact(
     3. each point of `unilateral` was holding before the impact and either stays (normal row, ``v_n⁺ = 0``,
        normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (seed 003, eq. 4; seed 002, eq. 9).
        Its tangential row depends on `unilateral_tangent`: ``"free"`` never (seed 003, eq. 4: only ``B_S``),
-       ``"stick"`` while it stays, ``"always"`` in both cases (seed 002, eqs. 8–9). All ``2^k`` choices are
+       ``"stick"`` while it stays, ``"always"`` in both cases (seed 002, eqs. 8–9). All $2^k$ choices are
        solved and the consistent one is returned (seed 002, footnote 4). Two impulse slots per contact,
        ``[normal, tangential]``, zero for a row not enforced.
 

@@ -133,12 +133,14 @@ def _massless_limit(P0, unit_masses, P_a, G):
 
     Let the massless bodies gain equal masses ``ε > 0``: ``M_ε = M + ε D_0`` with ``D_0`` their mass matrix as
     unit point masses. Projected on ``N = null(M) ∩ null(A) = span(Z)``, ``M_ε Δq̇ − Aᵀλ̄ = 0`` (seed 002,
-    eq. 4) reads ``ε Z^T D_0 Δq̇ = 0``, for every ``ε``: the change of velocity carries no momentum of the massless
+    eq. 4) reads $\varepsilon  Z^T D_0 \Delta \dot{q} = 0$, for every ``ε``: the change of velocity carries no momentum of the massless
     bodies along ``N``. Along ``N`` the bodies with mass do not move, so ``ZᵀD_0 = ZᵀD`` with ``D`` = `unit_masses`,
     every body a unit point mass. The other components of ``Δq̇`` are those of any solution at ``ε = 0``, so the
     limit ``ε → 0⁺`` is ``Δq̇ ← (I − E) Δq̇`` with the oblique projector onto ``N``
 
-    .. math:: E = Z (Z^T D Z)^{-1} Z^T D = (P_0 D P_0 + I - P_0)^{-1} P_0 D,
+    $$
+    E = Z (Z^T D Z)^{-1} Z^T D = (P_0 D P_0 + I - P_0)^{-1} P_0 D,
+    $$
 
     which exists when ``ZᵀDZ`` is regular (every free direction moves some body's centre).
     """

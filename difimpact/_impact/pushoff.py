@@ -93,7 +93,7 @@ def _pushoff_velocity(M: MassMatrix, g: Velocity, unit_masses: MassMatrix
     The unconstrained KKT system of :func:`~difimpact._impact.kkt.solve_kkt` is ``(M + P_0) Δq̇ = g`` with
     ``P_0`` the projector onto ``null(M)``; for ``g ∈ range(M)`` it gives the solution without a ``null(M)``
     component. The component along ``null(M)`` is that of the limit of vanishing masses (``M + ε D``,
-    ``ε → 0⁺``): ``Δq̇ = (I − E)(M + P_0)^{-1} g`` with ``E`` of :func:`~difimpact._impact.kkt._massless_limit`,
+    ``ε → 0⁺``): $\Delta \dot{q} = (I - E)(M + P_0)^{-1} g$ with ``E`` of :func:`~difimpact._impact.kkt._massless_limit`,
     as :func:`~difimpact.impact` does with ``massless="keep"``. It carries no energy (``gᵀ z = 0`` for
     ``z ∈ null(M)``) and does not change a collision whose rows see every massless coordinate.
     """

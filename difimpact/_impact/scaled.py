@@ -7,8 +7,10 @@ whatever the pivoting. The model says which part is which, ``M = M_H + M_L`` (he
 linear in the masses), and the heavy bodies do not move along ``N = null(M_H) ∩ null(A)``, exactly, however
 rounding fills ``M_H``. Splitting the momentum equations ``M Δq̇ − Aᵀλ̄ = f`` along ``N``
 
-.. math:: (I - P_N)\,(M Δ\dot q - A^Tλ̄ - f) / σ = 0,\qquad (P_N - P_U)\,(M_L Δ\dot q - f) / s = 0,
-          \qquad P_U\, B\, Δ\dot q = 0,
+$$
+(I - P_N)\,(M Δ\dot q - A^Tλ̄ - f) / σ = 0,\qquad (P_N - P_U)\,(M_L Δ\dot q - f) / s = 0,
+\qquad P_U\, B\, Δ\dot q = 0,
+$$
 
 (``σ = max|M_H|``, ``s = max|M_L|``; ``P_N M_H = 0`` and ``P_N Aᵀ = 0`` hold in exact arithmetic and are not
 formed) leaves a system whose rows all have unit scale: each mass scale is solved against its own terms, and
@@ -72,7 +74,7 @@ def _solve(factors, K_hat, rhs):
 @jax.custom_jvp
 @full_precision
 def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc: Scaling):
-    r"""``G = (K^{-1})_{q̇ b}`` ``(n, m)`` and ``W_c = (K^{-1})_{λ b}`` ``(m, m)``, the columns of ``K⁻¹`` that
+    r"""$G = (K^{-1})_{\dot{q} b}$ ``(n, m)`` and $W_c = (K^{-1})_{\lambda  b}$ ``(m, m)``, the columns of ``K⁻¹`` that
     the constraint values reach (``K [G; W_c] = [0; I]``), and the smallest relative pivot of ``K̂``.
 
     From them: ``Δq̇ = G (b⁺ − A q̇⁻)``, ``λ̄ = W_c (b⁺ − A q̇⁻)``, ``P_a = I − G A``, ``ᵍP_cˡ = G`` and

@@ -105,9 +105,11 @@ class CompassGait(AbstractCompassWalker):
         r"""Single support with the stance foot rolling, in closed form: Lagrange's equations of the three point
         masses (legs ``m`` at ``p_1 = C + (d − b) e(q_3)`` and ``p_3 = C + d e(q_3) + b e(φ)``, hip ``m_H`` at
         ``p_2 = C + d e(q_3)``, with ``d = l − R``, ``φ = π + q_3 − q_4``, ``e(θ) = (\sin θ, \cos θ)`` and the arc
-        centre ``C = (R q_3, R)``), each ``p_i`` with Jacobian ``J_i = ∂p_i/∂θ`` and ``\dot J_i \dot θ = κ_i``:
+        centre ``C = (R q_3, R)``), each ``p_i`` with Jacobian ``J_i = ∂p_i/∂θ`` and $\dot J_i \dot \theta  = \kappa_i$:
 
-        .. math:: \Big(\sum_i m_i J_i^T J_i\Big)\,\ddot θ = \sum_i m_i J_i^T (\mathbf g - κ_i),
+        $$
+        \Big(\sum_i m_i J_i^T J_i\Big)\,\ddot θ = \sum_i m_i J_i^T (\mathbf g - κ_i),
+        $$
 
         solved by Cramer's rule (the ``2×2`` matrix is positive definite). The same equations as the tree's
         (:meth:`AbstractWalker.stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at ``R = 0``) in scalar

@@ -29,19 +29,23 @@ class FiveLinkBiped(AbstractPlanarModel):
     femur → torso → swing femur → swing tibia, measured so that each means the same on either leg — knee
     flexion and hip flexion (thigh ahead of the torso) positive (indices of ``q`` from 0):
 
-    .. math:: θ_2 = θ_1 - q_3, \quad θ_3 = θ_2 + q_4, \quad θ_4 = θ_3 - q_5 + π, \quad θ_5 = θ_4 + q_6
+    $$
+    θ_2 = θ_1 - q_3, \quad θ_3 = θ_2 + q_4, \quad θ_4 = θ_3 - q_5 + π, \quad θ_5 = θ_4 + q_6
+    $$
 
     (``θ_4``, ``θ_5``: the swing segments point down from their joints). ``q[2:] = 0`` stands upright with both
-    legs straight below the hip. Kelly's counter-clockwise absolute angles are ``q_1^K = −θ_1``,
-    ``q_2^K = −θ_2``, ``q_3^K = −θ_3``, ``q_{4,5}^K = π − θ_{4,5}``, i.e.
+    legs straight below the hip. Kelly's counter-clockwise absolute angles are $q_1^K = -\theta_1$,
+    $q_2^K = -\theta_2$, $q_3^K = -\theta_3$, $q_{4,5}^K = \pi  - \theta_{4,5}$, i.e.
 
-    .. math:: q^K_k = \sum_{j=1}^{k} (-1)^j\, q_{j+1}, \qquad k = 1, \dots, 5
+    $$
+    q^K_k = \sum_{j=1}^{k} (-1)^j\, q_{j+1}, \qquad k = 1, \dots, 5
+    $$
 
     (:meth:`to_kelly`, :meth:`from_kelly`). Masses ``m``, centroidal inertias ``I``; the tibia's COM lies
     ``c_tibia`` below the knee, the femur's ``c_femur`` below the hip, the torso's ``torso_com`` above the hip.
 
     At heel strike the legs swap (:attr:`mirror`, :meth:`swap_legs`): with ``q[2:] = (a, b, c, d, e)``,
-    ``(a, b, c, d, e) ↦ (a − b + c − d + e, e, d, c, b)``, Kelly's ``q^+ = q^-([5\ 4\ 3\ 2\ 1])``.
+    ``(a, b, c, d, e) ↦ (a − b + c − d + e, e, d, c, b)``, Kelly's $q^+ = q^-([5\ 4\ 3\ 2\ 1])$.
 
     Actuators (:attr:`actuators`, Kelly's ``u_2..u_5``: stance knee, stance hip, swing hip, swing knee): a pair
     ``(a, b)`` applies a torque ``u`` to body ``a`` and ``−u`` to body ``b``, positive in the package's
@@ -152,7 +156,9 @@ class FiveLinkBiped(AbstractPlanarModel):
         r"""Generalised forces ``τ`` (``M q̈ + c = τ + Jᵀ F``) of Kelly's joint torques ``u1..u5``: ``u_k`` turns
         body ``k`` counter-clockwise and body ``k − 1`` (the ground for ``k = 1``) clockwise, so
 
-        .. math:: τ = -\sum_k u_k \left(\frac{∂θ_k}{∂q} - \frac{∂θ_{k-1}}{∂q}\right)^T,\qquad θ_0 = 0,
+        $$
+        τ = -\sum_k u_k \left(\frac{∂θ_k}{∂q} - \frac{∂θ_{k-1}}{∂q}\right)^T,\qquad θ_0 = 0,
+        $$
 
         ``τ = (0, 0, −u1, u2, −u3, u4, −u5)`` in these coordinates."""
         u = as_float("u_kelly", u_kelly, shape=(5,))
@@ -165,8 +171,10 @@ class FiveLinkBiped(AbstractPlanarModel):
         r"""The same state with the legs relabelled (heel strike, :attr:`mirror`): the base moves to the swing
         foot (its position and velocity) and ``q[2:] ↦ P q[2:]`` (likewise ``q̇[2:]``) with
 
-        .. math:: P = \begin{pmatrix} 1 & -1 & 1 & -1 & 1 \\ 0 & 0 & 0 & 0 & 1 \\ 0 & 0 & 0 & 1 & 0 \\
-                      0 & 0 & 1 & 0 & 0 \\ 0 & 1 & 0 & 0 & 0 \end{pmatrix},\qquad P^2 = I,
+        $$
+        P = \begin{pmatrix} 1 & -1 & 1 & -1 & 1 \\ 0 & 0 & 0 & 0 & 1 \\ 0 & 0 & 0 & 1 & 0 \\
+        0 & 0 & 1 & 0 & 0 \\ 0 & 1 & 0 & 0 & 0 \end{pmatrix},\qquad P^2 = I,
+        $$
 
         no offset: the new stance tibia's angle is the old swing tibia's minus ``π``."""
         q, qdot = self._q(q), self._q(qdot, "qdot")

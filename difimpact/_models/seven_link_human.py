@@ -68,7 +68,7 @@ class SevenLinkHuman(AbstractPlanarModel):
     """Seven-link sagittal human model of seed 002 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
     shanks and two feet joined by revolute hips, knees and ankles.
 
-    Coordinates (seed 002, eq. 1) ``q = [x, y, θ, θ_H^R, θ_K^R, θ_A^R, θ_H^L, θ_K^L, θ_A^L]``: ``(x, y)`` the
+    Coordinates (seed 002, eq. 1) $q = [x, y, \\theta, \\theta_H^R, \\theta_K^R, \\theta_A^R, \\theta_H^L, \\theta_K^L, \\theta_A^L]$: ``(x, y)`` the
     lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and
     ankle angles of the right (leading) and left (trailing) legs, each relative to the preceding segment.
     **All angles are clockwise** (positive toward +x, x forward, y up), the project's convention
@@ -165,7 +165,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         (negative θ: leaning forward, §4.2); the returned ``q`` is clockwise (class docstring), ``q[2] = −θ``.
         The thighs keep their absolute angles from `posture` whatever θ, so ``θ_H = thigh − θ`` (paper's
         sense): varying θ moves the torso only, as in seed 002's simulation group II (§4.2). ``x = 0``; ``y``
-        puts ``CAL_R`` on the ground; the trailing ankle angle ``θ_A^L`` puts ``MH_L`` on the ground, in closed
+        puts ``CAL_R`` on the ground; the trailing ankle angle $\\theta_A^L$ puts ``MH_L`` on the ground, in closed
         form: with the foot rotated by β (counter-clockwise) from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with
         ``(ρ, γ)`` the polar form of ``mh``, so ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
         """
@@ -189,8 +189,10 @@ class SevenLinkHuman(AbstractPlanarModel):
         """Pre-impact state of seed 002 (§2.2, eq. 3): configuration from :meth:`heel_strike_posture`, and
         ``q̇⁻`` the solution of the nine linear kinematic conditions
 
-        .. math:: \\dot\\theta_H^R = 0,\\; v_x(LJC) = v_0,\\; v_x(CAL^R) = 0,\\; \\dot\\theta_K^R = \\dot\\theta_A^R = 0,
-                  \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
+        $$
+        \\dot\\theta_H^R = 0,\\; v_x(LJC) = v_0,\\; v_x(CAL^R) = 0,\\; \\dot\\theta_K^R = \\dot\\theta_A^R = 0,
+        \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
+        $$
 
         with ``v0 = 1.61 m/s`` (seed 002 §2.2) and the push-off rate `omega0` (−1 rad/s in seed 002 §4.2-4.3),
         counter-clockwise as in the paper (negative pushes the body up, §4.1): in the model's clockwise

@@ -18,7 +18,9 @@ class SimplestWalker(AbstractCompassWalker):
     absolute angle from the downward normal, ``s̈ = −(g/l) sin(s − γ) − q̈3 cos q4 + q̇3² sin q4``, which with
     ``q̈3`` above and ``sin(q4 − q3 − γ) = sin q4 cos(q3 + γ) − cos q4 sin(q3 + γ)`` is
 
-    .. math:: \ddot q_4 = \ddot q_3 + \sin q_4 \Big(\dot q_3^2 - \frac{g}{l}\cos(q_3 + γ)\Big)
+    $$
+    \ddot q_4 = \ddot q_3 + \sin q_4 \Big(\dot q_3^2 - \frac{g}{l}\cos(q_3 + γ)\Big)
+    $$
 
     (Garcia et al. 1998, eqs. 1–2, in these coordinates). At heel strike (``q4 = 2 q3 = 2a``) the hip's angular
     momentum about the striking foot is conserved and the new swing foot keeps zero velocity across its leg:

@@ -104,7 +104,9 @@ class AbstractWalker(AbstractPlanarModel):
         r"""Single-support joint accelerations with the stance foot rolling: with ``q = φ(θ)``, ``B = ∂φ/∂θ``
         (constant),
 
-        .. math:: B^T M(q) B\,\ddot\theta = -B^T c(q, B\dot\theta),
+        $$
+        B^T M(q) B\,\ddot\theta = -B^T c(q, B\dot\theta),
+        $$
 
         solved by the unrolled ``LDLᵀ`` of :func:`difimpact._linalg.solve_spd` (no LAPACK under ``vmap``).
         """

@@ -6,7 +6,7 @@ Sparse Positive Definite Systems*, 1981, §4.3) it is banded, with ``k_l`` sub- 
 Gaussian elimination with partial pivoting keeps ``L`` within ``k_l`` and ``U`` within ``k_l + k_u`` diagonals
 (LAPACK ``dgbtf2``; Golub & Van Loan, *Matrix Computations*, 4th ed., §4.3.5). Each step of a ``fori_loop``
 works on a ``(k_l + 1) × (k_l + k_u + 1)`` window, so a factorisation costs ``O(n k_l (k_l + k_u))`` and memory
-``O(n (2k_l + k_u))`` instead of the dense ``O(n^3)`` and ``O(n^2)``: fine meshes stay affordable.
+``O(n (2k_l + k_u))`` instead of the dense $O(n^3)$ and $O(n^2)$: fine meshes stay affordable.
 
 Row ``i`` of the storage ``B`` holds ``A[i, i - k_l : i + k_l + k_u + 1]``; the multipliers of step ``j`` stay
 in the rows where they were computed, and the row exchanges are replayed in the solve (as LAPACK does).

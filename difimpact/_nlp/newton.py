@@ -7,7 +7,7 @@ $$\begin{bmatrix} W + Σ_x + δ_w & 0 & J_c^T & J_d^T \\ 0 & Σ_s + δ_w & 0 & -
   J_d & -I & 0 & -δ_c \end{bmatrix}\begin{bmatrix} d_x \\ d_s \\ λ_c \\ λ_d \end{bmatrix}
   = \begin{bmatrix} r_x \\ r_s \\ r_c \\ r_d \end{bmatrix}$$
 
-is reduced, with ``D = Σ_s + δ_w`` and ``E = (D^{-1} + δ_c)^{-1}`` (diagonal), to
+is reduced, with ``D = Σ_s + δ_w`` and $E = (D^{-1} + \delta_c)^{-1}$ (diagonal), to
 
 $$\begin{bmatrix} W + Σ_x + δ_w + J_d^T E J_d & J_c^T \\ J_c & -δ_c \end{bmatrix}
   \begin{bmatrix} d_x \\ λ_c \end{bmatrix} = \begin{bmatrix} r_x + J_d^T E (D^{-1} r_s + r_d) \\ r_c

@@ -40,7 +40,7 @@ class NLPOptions(eqx.Module):
     - `tol`: the scaled optimality error ``E_0`` at which the solve stops (IPOPT's ``tol``, eq. 5).
     - `max_steps`: the iteration limit.
     - `mu_init`: the initial barrier parameter; `kappa_mu`, `theta_mu`: its superlinear decrease
-      ``μ ← max(tol/10, min(κ_μ μ, μ^{θ_μ}))`` (eq. 7); `tau_min`: the fraction-to-the-boundary floor (eq. 8).
+      $\\mu  \\leftarrow  max(tol/10, min(\\kappa_\\mu  \\mu, \\mu^{\\theta_\\mu}))$ (eq. 7); `tau_min`: the fraction-to-the-boundary floor (eq. 8).
     - `bound_push`: how far inside its bounds a start is moved (IPOPT's ``bound_push``/``bound_frac``).
     - `max_gradient`: the objective, if its gradient at the start exceeds it, is scaled down to it
       (IPOPT's ``nlp_scaling_max_gradient``).

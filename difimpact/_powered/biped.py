@@ -2,19 +2,19 @@ r"""A model that walks on point feet with joint torques: single support, heel st
 
 In single support the stance foot is the model's base ``(q_1, q_2)``, pinned at the origin, so the state is the
 joint coordinates ``θ = q_{3:}`` and their rates; with joint torques ``u`` the equations of motion are the rows of
-``M q̈ + c = B u + J_s^T F`` below the base's,
+$M \ddot{q} + c = B u + J_s^T F$ below the base's,
 
 $$M_{θθ}(θ)\,\ddot θ = B_θ u - c_θ(θ, \dot θ),\qquad F = M_{bθ}\,\ddot θ + c_b,$$
 
 the second giving the ground's force ``F = (F_t, F_n)`` on the stance foot. An actuator between bodies ``a`` and
 ``b`` applies ``u`` to ``a`` and ``−u`` to ``b`` (positive clockwise, the package's angle direction), so its column
-of ``B`` is ``(∂θ_a/∂q − ∂θ_b/∂q)^T``: joint torques for any tree, whatever its coordinates.
+of ``B`` is $(\partial \theta_a/\partial q - \partial \theta_b/\partial q)^T$: joint torques for any tree, whatever its coordinates.
 
 Heel strike is the impulsive impact of :func:`~difimpact.constrained_impact` with the swing foot sticking and the
-trailing foot free, ``M (q̇^+ − q̇^-) = A^T λ``, ``A q̇^+ = 0`` with ``A`` the swing foot's Jacobian (seed 003, eq. 3;
+trailing foot free, $M (\dot{q}^+ - \dot{q}^-) = A^T \lambda$, $A \dot{q}^+ = 0$ with ``A`` the swing foot's Jacobian (seed 003, eq. 3;
 Westervelt et al., *Feedback Control of Dynamic Bipedal Robot Locomotion*, 2007, §3.4.2); the trailing foot's
-post-impact normal velocity ``v_{Sn}^+`` must be positive for it to lift off (seed 003, eq. 4). The legs are then
-relabelled: every body takes the angle of its mirror image, ``θ^+ = R θ^-``, ``\dot θ^+ = R \dot q^+_θ``.
+post-impact normal velocity $v_{Sn}^+$ must be positive for it to lift off (seed 003, eq. 4). The legs are then
+relabelled: every body takes the angle of its mirror image, $\theta^+ = R \theta^-$, $\dot \theta^+ = R \dot q^+_\theta$.
 """
 
 import equinox as eqx
@@ -83,14 +83,14 @@ class PoweredBiped(eqx.Module):
         return len(self.actuators)
 
     def actuation(self) -> np.ndarray:
-        """``B`` ``(n, k)``: column ``j`` is ``(∂θ_a/∂q − ∂θ_b/∂q)^T`` of actuator ``(a, b)``."""
+        """``B`` ``(n, k)``: column ``j`` is $(\\partial \\theta_a/\\partial q - \\partial \\theta_b/\\partial q)^T$ of actuator ``(a, b)``."""
         tree = self.model.tree()
         rows = tree._angle_rows()
         return np.stack([rows[_body(tree, a, "actuators")] - rows[_body(tree, b, "actuators")]
                          for a, b in self.actuators], axis=1)
 
     def relabelling(self) -> np.ndarray:
-        """``R`` with ``θ^+ = R θ^-``: the joint coordinates that give every body of `mirror` the angle of its
+        """``R`` with $\\theta^+ = R \\theta^-$: the joint coordinates that give every body of `mirror` the angle of its
         mirror image (up to the bodies' constant offsets), least squares over the bodies, which must fix them."""
         tree = self.model.tree()
         rows = tree._angle_rows()[:, 2:]
@@ -128,13 +128,13 @@ class PoweredBiped(eqx.Module):
         return J @ self.configuration(theta_dot)
 
     def joint_rates(self, theta_dot) -> Float[Array, " k"]:
-        """The actuators' joint rates ``ω = B^T q̇`` (their power is ``u ω``)."""
+        """The actuators' joint rates $\\omega  = B^T \\dot{q}$ (their power is ``u ω``)."""
         return jnp.asarray(self.actuation()[2:].T, theta_dot.dtype) @ theta_dot
 
     @full_precision
     def heel_strike(self, theta, theta_dot) -> tuple[Float[Array, " j"], ImpactSolution]:
         """Post-impact joint rates, relabelled (the next step's ``θ̇``), and the impact's solution (energies,
-        impulses; ``qdot_plus[1]`` the trailing foot's normal velocity ``v_{Sn}^+``)."""
+        impulses; ``qdot_plus[1]`` the trailing foot's normal velocity $v_{Sn}^+$)."""
         q, qd = self.configuration(theta), self.configuration(theta_dot)
         tree = self.model.tree()
         A = tree.point_jacobian(q, self.swing_foot)[::-1]
@@ -146,5 +146,5 @@ class PoweredBiped(eqx.Module):
         return jnp.asarray(self.relabelling(), theta.dtype) @ theta
 
     def lift_off_speed(self, sol: ImpactSolution) -> Scalar:
-        """``v_{Sn}^+``: the trailing (old stance) foot's normal velocity just after heel strike."""
+        """$v_{Sn}^+$: the trailing (old stance) foot's normal velocity just after heel strike."""
         return sol.qdot_plus[1]

@@ -32,7 +32,7 @@ def points(method: str, segments: int) -> int:
 
 
 def weights(method: str, segments: int) -> np.ndarray:
-    """Quadrature weights ``w`` with ``∫_0^T g dt ≈ T Σ w_i g_i``."""
+    """Quadrature weights ``w`` with $\\int_0^T g dt \\approx  T \\Sigma  w_i g_i$."""
     if method == "hermite-simpson":
         w = np.full(2 * segments + 1, 2.0)
         w[1::2] = 4.0

@@ -44,7 +44,7 @@ class TrackingStride(eqx.Module):
     - `x`: the post-impact state ``(θ, θ̇)`` after the next heel strike, relabelled (``P(x)``).
     - `step_time` [s]; `step_length` [m]: the swing foot's advance at heel strike.
     - `impact_loss` [J]: the kinetic energy lost at heel strike.
-    - `lift_off_speed` [m/s]: the trailing foot's normal velocity after heel strike (``v_{Sn}^+``), reported as
+    - `lift_off_speed` [m/s]: the trailing foot's normal velocity after heel strike ($v_{Sn}^+$), reported as
       :func:`~difimpact.optimal_gait` does: the step is single support whatever its sign.
     - `theta_minus`, `theta_dot_minus`: the pre-impact state.
     - `result`: a :class:`~difimpact.GaitResults` item (``successful``, ``no_heel_strike``, ``stance_failed``,
@@ -88,7 +88,7 @@ class TrackingGait(eqx.Module):
 
 class _Reference(eqx.Module):
     """The optimum's states, their rates and torques at the collocation points, interpolated by the method's
-    own rule (:func:`.collocation.interpolate`) and held outside ``[0, T^*]``."""
+    own rule (:func:`.collocation.interpolate`) and held outside $[0, T^*]$."""
 
     t: Float[Array, " G"]
     x: Float[Array, "G s"]
@@ -100,14 +100,14 @@ class _Reference(eqx.Module):
         return collocation.interpolate(self.method, self.t, self.x, self.f, self.u, tau)
 
     def __call__(self, tau) -> tuple[Float[Array, " j"], Float[Array, " j"], Float[Array, " k"]]:
-        """``(θ^*, θ̇^*, u^*)`` at ``τ``, held at the ends."""
+        """$(\\theta^*, \\dot\\theta^*, u^*)$ at ``τ``, held at the ends."""
         x, u = self._interpolate(jnp.clip(tau, 0.0, self.t[-1]))
         j = x.shape[0] // 2
         return x[:j], x[j:], u
 
     def time_of(self, s, c) -> Scalar:
-        """``τ`` where the reference's phase ``c^T θ^*(τ)`` (increasing) is ``s``: the inverse of the collocation
-        points' piecewise-linear phase, then three Newton steps on the interpolated one; clipped to ``[0, T^*]``."""
+        """``τ`` where the reference's phase $c^T \\theta^*(\\tau)$ (increasing) is ``s``: the inverse of the collocation
+        points' piecewise-linear phase, then three Newton steps on the interpolated one; clipped to $[0, T^*]$."""
         j = c.shape[0]
         tau = jnp.interp(s, self.x[:, :j] @ c, self.t)
         for _ in range(3):
@@ -162,7 +162,7 @@ class TrackingSystem(AbstractHybridSystem):
         return y[:j], y[j:]
 
     def phase_row(self) -> Float[Array, " j"]:
-        """``c`` with the phase ``s = c^T θ``: the stance link's absolute angle, signed to increase along the
+        """``c`` with the phase $s = c^T \\theta$: the stance link's absolute angle, signed to increase along the
         optimum."""
         tree = self.biped.model.tree()
         body = tree.point_body[tree.point_names.index(self.biped.stance_foot)]
@@ -170,8 +170,8 @@ class TrackingSystem(AbstractHybridSystem):
         return c * jnp.sign(self.gait.theta[-1] @ c - self.gait.theta[0] @ c)
 
     def desired(self, t, theta, theta_dot) -> tuple[Float[Array, " j"], Float[Array, " j"], Float[Array, " k"]]:
-        """The reference ``(θ_d, θ̇_d, u^*)`` at time ``t`` since heel strike, or at the phase of ``θ``: there
-        ``θ_d = θ^*(τ_s)``, ``θ̇_d = θ̇^*(τ_s) ṡ / ṡ^*(τ_s)`` with ``c^T θ^*(τ_s) = c^T θ``."""
+        """The reference $(\\theta_d, \\dot\\theta_d, u^*)$ at time ``t`` since heel strike, or at the phase of ``θ``: there
+        $\\theta_d = \\theta^*(\\tau_s)$, $\\dot\\theta_d = \\dot\\theta^*(\\tau_s) \\dot s / \\dot s^*(\\tau_s)$ with $c^T \\theta^*(\\tau_s) = c^T \\theta$."""
         if self.clock == "time":
             return self.reference(t)
         c = self.phase_row()
@@ -193,7 +193,7 @@ class TrackingSystem(AbstractHybridSystem):
         return jnp.concatenate([rate, acc])
 
     def clock_value(self, t, theta) -> Scalar:
-        """The clock's reading: the time since heel strike, or the phase ``s = c^T θ``."""
+        """The clock's reading: the time since heel strike, or the phase $s = c^T \\theta$."""
         return t if self.clock == "time" else self.phase_row() @ theta
 
     def event_components(self, t, y, mode):
@@ -275,34 +275,34 @@ def _tracking_stride(gait, x, kp, kd, clock, options):
 def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0, clock: str = "time",
                     options: TrackingOptions = TrackingOptions(),
                     throw: bool = False) -> tuple[Float[Array, " s"], TrackingStride]:
-    r"""The closed-loop stride map ``x^+ = P(x)`` of ``gait.problem.biped`` tracking the optimal `gait` by PD
+    r"""The closed-loop stride map $x^+ = P(x)$ of ``gait.problem.biped`` tracking the optimal `gait` by PD
     feedback: single support from the post-impact state ``x = (θ, θ̇)`` until heel strike, then the impact and
     the legs' relabelling.
 
     **The controller.** The torques are the optimum's plus PD feedback on the actuators' joint angles
-    ``ω = B_θ^T θ`` and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`), against the
+    $\omega  = B_\theta^T \theta$ and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`), against the
     optimum at a point ``τ`` of its step,
 
     $$u = u^*(τ) + K_p\,B_θ^T\big(θ_d - θ\big) + K_d\,B_θ^T\big(\dot θ_d - \dot θ\big),$$
 
-    with diagonal gains ``K_p``, ``K_d`` and the reference ``(θ^*, \dot θ^*, u^*)`` the collocation solution's
+    with diagonal gains ``K_p``, ``K_d`` and the reference $(\theta^*, \dot \theta^*, u^*)$ the collocation solution's
     own interpolation (:meth:`~difimpact.OptimalGait.state`: Hermite–Simpson's cubic states and quadratic
-    torques per segment), held at its end value outside ``[0, T^*]``. The `clock` says what ``τ`` is:
+    torques per segment), held at its end value outside $[0, T^*]$. The `clock` says what ``τ`` is:
 
-    - ``"time"``: the time since the last heel strike; ``θ_d = θ^*(τ)``, ``\dot θ_d = \dot θ^*(τ)``: PD on the
-      optimal joint trajectory, a time-varying controller. Held after ``T^*``, the reference is continuous, so
-      the stride map stays continuously differentiable where the step time crosses ``T^*``.
+    - ``"time"``: the time since the last heel strike; $\theta_d = \theta^*(\tau)$, $\dot \theta_d = \dot \theta^*(\tau)$: PD on the
+      optimal joint trajectory, a time-varying controller. Held after $T^*$, the reference is continuous, so
+      the stride map stays continuously differentiable where the step time crosses $T^*$.
     - ``"phase"``: virtual constraints as in hybrid zero dynamics (Westervelt, Grizzle & Koditschek, *IEEE TAC*
-      48, 2003), the optimum being the constraint: ``τ`` is where the optimum's phase ``c^T θ^*`` equals the
-      walker's, ``s = c^T θ``, the stance link's absolute angle (the unactuated coordinate of the walkers here; it
-      must be monotonic along the optimum); ``θ_d = θ^*(τ)``, ``\dot θ_d = \dot θ^*(τ)\,\dot s / \dot s^*(τ)``.
-      A time-invariant controller; PD on the outputs ``B_θ^T(θ − θ_d(θ))``, not the papers' feedback
+      48, 2003), the optimum being the constraint: ``τ`` is where the optimum's phase $c^T \theta^*$ equals the
+      walker's, $s = c^T \theta$, the stance link's absolute angle (the unactuated coordinate of the walkers here; it
+      must be monotonic along the optimum); $\theta_d = \theta^*(\tau)$, $\dot \theta_d = \dot \theta^*(\tau)\,\dot s / \dot s^*(\tau)$.
+      A time-invariant controller; PD on the outputs $B_\theta^T(\theta  - \theta_d(\theta))$, not the papers' feedback
       linearisation, so the outputs vanish only as the gains grow, and the gait tends to the hybrid zero
       dynamics' as they do.
 
     **The step** ends at heel strike: the swing foot's height ``h`` reaching zero from above once the event is
     armed, which it is when the foot is both above the ground by ``δ = 10⁻⁶`` m and ahead of the stance foot by
-    half the optimum's step length ``L^*`` (the disarmed event component is ``max(δ − h, L^*/2 − x_{swing})``,
+    half the optimum's step length $L^*$ (the disarmed event component is $max(\delta  - h, L^*/2 - x_{swing})$,
     the armed one ``h``, in the phases of :func:`~difimpact.solve_hybrid`, as :func:`~difimpact.stride` arms its
     heel strike). The half step keeps out the passage of a straight-legged swing foot through the ground as the
     legs cross (``h = 0`` at ``x_{swing} = 0``), which collocation does not forbid. The heel strike is the
@@ -367,12 +367,12 @@ def tracking_floquet(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", 
     its Floquet multipliers.
 
     The collocation optimum is periodic only up to its discretisation error: its start
-    ``(θ^*(0), \dot θ^*(0))`` is Newton's first guess (optimistix, the Jacobian by ``jax.jacfwd`` through the
+    $(\theta^*(0), \dot \theta^*(0))$ is Newton's first guess (optimistix, the Jacobian by ``jax.jacfwd`` through the
     step, as :func:`~difimpact.periodic_gait`) for the closed loop's fixed point ``x* = P(x*)``. The multipliers
     are the eigenvalues of ``∂P/∂x`` there (forward mode through the step, the event time by the
     implicit-function theorem: the saltation-corrected linearisation); the gait is locally orbitally stable when
     they all lie inside the unit circle. One is zero with either clock: ``P`` maps every state onto the
-    post-impact surface, where the trailing foot is on the ground (``h(θ^+) = 0``), of codimension one. With the
+    post-impact surface, where the trailing foot is on the ground ($h(\theta^+) = 0$), of codimension one. With the
     ``"phase"`` clock a second is zero: the closed loop is autonomous, so a state moved along its own orbit takes
     the same next step, ``P(φ_t(x)) = P(x)``, and the vector field is in the kernel of ``∂P/∂x``; with the
     ``"time"`` clock that direction is not neutral.
