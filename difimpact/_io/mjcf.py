@@ -1,5 +1,6 @@
 """MuJoCo MJCF models in: :func:`from_mjcf` reads the compiled model of the ``mujoco`` package."""
 
+import json
 import os
 
 import numpy as np
@@ -7,9 +8,9 @@ import numpy as np
 from .._models.tree_model import TreeModel
 from .planar import Link, Site, base_from_slides, planar_model, select_sites
 from .source import parse
-from .writer import MJ_MINVAL
+from .writer import MJ_MINVAL, POINT_ORDER
 
-_BODY, _JOINT, _SITE, _EQUALITY, _HINGE, _SLIDE = 1, 3, 6, 17, 3, 2  # mjtObj and mjtJoint values
+_BODY, _JOINT, _SITE, _EQUALITY, _TEXT, _HINGE, _SLIDE = 1, 3, 6, 17, 22, 3, 2  # mjtObj and mjtJoint values
 _KINDS = {0: "free", 1: "ball", 2: "slide", 3: "hinge"}
 
 
@@ -84,6 +85,21 @@ def _links(m, d, name, moving) -> tuple[list[Link], dict]:
     return links, index
 
 
+def _point_order(m, sites: list[Site]) -> list[Site]:
+    """The sites in the order :func:`to_mjcf` recorded (``<custom><text name="difimpact_point_order">``), if any."""
+    t = _mujoco().mj_name2id(m, _TEXT, POINT_ORDER)
+    if t < 0:
+        return sites
+    try:
+        order = json.loads(bytes(m.text_data[m.text_adr[t]:m.text_adr[t] + m.text_size[t]]).rstrip(b"\0").decode())
+    except ValueError:
+        order = None
+    by_name = {site.name: site for site in sites}
+    if not isinstance(order, list) or sorted(map(str, order)) != sorted(by_name):
+        raise ValueError(f"<custom><text name={POINT_ORDER!r}> must list the sites {sorted(by_name)} (JSON).")
+    return [by_name[n] for n in order]
+
+
 def from_mjcf(source, *, points=None) -> TreeModel:
     """Import a planar MuJoCo model (MJCF) as a :class:`~difimpact.TreeModel`.
 
@@ -102,7 +118,8 @@ def from_mjcf(source, *, points=None) -> TreeModel:
 
     - `source`: a path to an MJCF file or the XML text.
     - `points`: named contact points, ``{name: site name}`` or ``{name: (body name, (x, y, z) in that body's
-      frame)}``; by default every site of the moving bodies, in MuJoCo's order.
+      frame)}``; by default every site of the moving bodies, in MuJoCo's order (or the order
+      :func:`to_mjcf` recorded).
 
     **Returns:** a :class:`~difimpact.TreeModel`.
 
@@ -125,8 +142,8 @@ def from_mjcf(source, *, points=None) -> TreeModel:
               if m.jnt_type[j] == _SLIDE]
     base = base_from_slides(slides, _up(m), f"body {name(_BODY, roots[0])!r}")
     links, index = _links(m, d, name, moving)
-    sites = [Site(name(_SITE, s) or f"site{s}", index[int(m.site_bodyid[s])], d.site_xpos[s].copy())
-             for s in range(m.nsite) if int(m.site_bodyid[s]) in index]
+    sites = _point_order(m, [Site(name(_SITE, s) or f"site{s}", index[int(m.site_bodyid[s])], d.site_xpos[s].copy())
+                             for s in range(m.nsite) if int(m.site_bodyid[s]) in index])
     model = planar_model(links, select_sites(sites, links, points), up=_up(m),
                          g=float(np.linalg.norm(m.opt.gravity)), base=base)
     _check_constraints(m, name)

@@ -1,6 +1,7 @@
 """Models out: :func:`to_mjcf` and :func:`to_urdf` write a planar tree's bodies as nested frames in the world's
 x-z plane (forward ``+x``, up ``+z``, hinges about ``±y``)."""
 
+import json
 from typing import NamedTuple
 from xml.sax.saxutils import escape
 
@@ -10,6 +11,7 @@ from .._models.base import AbstractPlanarModel
 from .._tree import PlanarTree
 from .._validation import instance
 
+POINT_ORDER = "difimpact_point_order"  # MJCF <custom><text>: the model's point order, a JSON list of names
 MJ_MINVAL = 1e-15  # MuJoCo's mjMINVAL: its compiler wants at least this mass and inertia on a moving body
 
 
@@ -99,7 +101,8 @@ def to_mjcf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
     """The MJCF text of a planar model: the plane is world ``x`` (forward), ``z`` (up), hinges about ``+y`` (a
     positive turn takes ``+z`` toward ``+x``, the model's angle convention), the base two slides on the root
     body, joints named after the coordinates (with their armature), bodies after the bodies and one site per
-    named point. A mass or an inertia below MuJoCo's minimum (``mjMINVAL`` = 1e-15, which its compiler requires
+    named point (MuJoCo numbers sites depth-first; when the model's point order differs, a ``<custom><text
+    name="difimpact_point_order">`` records it for :func:`from_mjcf`). A mass or an inertia below MuJoCo's minimum (``mjMINVAL`` = 1e-15, which its compiler requires
     of a moving body: a massless leg, a point mass) is written as that minimum, which :func:`from_mjcf` reads
     as zero. :func:`from_mjcf` reads the text back to the same model."""
     tree, frames, root = _checked(model, "MJCF")
@@ -132,8 +135,17 @@ def to_mjcf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
     lines = [f'<mujoco model="{_q(name)}">', '  <compiler angle="radian"/>',
              f'  <option gravity="{r(tree.g * np.sin(tree.slope))} 0 {r(-tree.g * np.cos(tree.slope))}"/>',
              "  <worldbody>"]
-    lines += body(root, 2) + ["  </worldbody>", "</mujoco>"]
+    lines += body(root, 2) + ["  </worldbody>"]
+    written = [p for i in _depth_first(frames, root) for p, _ in frames[i].points]
+    if written != list(tree.point_names):  # MuJoCo numbers sites depth-first: record the model's order
+        lines += ["  <custom>", f'    <text name="{POINT_ORDER}" data="{_q(json.dumps(list(tree.point_names)))}"/>',
+                  "  </custom>"]
+    lines.append("</mujoco>")
     return "\n".join(lines) + "\n"
+
+
+def _depth_first(frames, i) -> list[int]:
+    return [i] + [j for c in frames[i].children for j in _depth_first(frames, c)]
 
 
 def _fresh(base: str, taken: set) -> str:
