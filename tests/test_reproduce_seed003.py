@@ -73,3 +73,27 @@ def test_rows_match_closed_form(run, name):
             ref = _closed_form(None, r["mu_T"], math.radians(30), math.radians(r["q5_deg"]), True)
         for k in KEYS:
             np.testing.assert_allclose(r[k], ref[k], rtol=1e-9, atol=1e-12)
+
+
+def _limit(closed_form, h=1e-3):
+    """``f(0⁺)`` of a function smooth in the mass ratio, from the closed forms at ``h … 4h`` (cubic
+    extrapolation: truncation ``O(h⁴)``, rounding ``~15 ε cond(M) ∝ 1/h``; within 2e-10 of an 80-digit
+    solve of the limit at q4 = 50°, tests/test_massless_sweep.py)."""
+    f = [closed_form(k * h) for k in (1, 2, 3, 4)]
+    return {k: 4 * f[0][k] - 6 * f[1][k] + 4 * f[2][k] - f[3][k] for k in f[0]}
+
+
+def test_massless_rows_are_the_limit(run):
+    """μ = 0 and μ_T = 0 rows: the limit of vanishing leg (torso) mass, extrapolated from the closed forms."""
+    for r in run[1]["biped-step-length"]:
+        if r["mu"] == 0:
+            q4 = math.radians(r["q4_deg"])
+            ref = _limit(lambda mu, q4=q4: _closed_form(mu, None, q4, q4 / 2, False))
+            for k in KEYS:
+                np.testing.assert_allclose(r[k], ref[k], rtol=1e-9, err_msg=k)
+    for r in run[1]["biped-torso"]:
+        if r["mu_T"] == 0:
+            q5 = math.radians(r["q5_deg"])
+            ref = _limit(lambda mu_T, q5=q5: _closed_form(None, mu_T, math.radians(30), q5, True))
+            for k in KEYS:
+                np.testing.assert_allclose(r[k], ref[k], rtol=1e-9, err_msg=k)

@@ -14,16 +14,15 @@ from .curves import monotone, plotted_range, table_rows
 from .plotting import line_panels, model_figure
 
 M_B = 30.0  # seed 003, Table 1
-# μ = 0 (massless legs) and μ_T = 0 (massless torso) are evaluated as the limit μ → 0⁺: at exactly zero mass
-# the massless segment's post-impact rate is undetermined (the impact map reports it), and with it v_Sn⁺.
-ZERO_MASS = 1e-6
+# μ = 0 (massless legs) and μ_T = 0 (massless torso) are the limit μ → 0⁺ (massless="limit"): at exactly zero
+# mass the massless segment's post-impact rate is otherwise undetermined, and with it v_Sn⁺.
 
 
 def _heel_strike(model: BipedWithTorso, q4, q5):
     """One heel strike, Font & Kövecses 2008, §4: left foot P_L sticks (A_I, eq. 25), the stance foot is released and
     its post-impact normal velocity ``v_Sn⁺ = B_S q̇⁺`` is reported (eq. 4)."""
     q, qdot = model.pre_impact_state(q4, q5)
-    sol = impact(model, q, qdot, stick=("P_L",))
+    sol = impact(model, q, qdot, stick=("P_L",), massless="limit")
     vsn = model.contact_jacobian(q, "P_R")[0] @ sol.qdot_plus
     return dict(xi_I=sol.xi_I, xi_L=sol.Tc_minus / model.step_length(q), vSn=vsn, Tc=sol.Tc_minus,
                 Ta=sol.Ta_minus, T=sol.T_minus)
@@ -32,7 +31,6 @@ def _heel_strike(model: BipedWithTorso, q4, q5):
 @jax.jit
 def _lower_body(mu, q4):
     """μ = 2m/m_H with m_T = 10 kg and m_B = 30 kg (§4.1); upright torso q5 = q3."""
-    mu = jnp.maximum(mu, ZERO_MASS)
     m_H = (M_B - 10.0) / (1.0 + mu)
     return _heel_strike(BipedWithTorso(m=0.5 * mu * m_H, m_H=m_H, m_T=10.0), q4, None)
 
@@ -40,7 +38,6 @@ def _lower_body(mu, q4):
 @jax.jit
 def _upper_body(mu_T, q5):
     """μ_T = m_T/m_H with m = 5 kg and m_B = 30 kg (§4.2), q4 = 30°."""
-    mu_T = jnp.maximum(mu_T, ZERO_MASS)
     m_H = (M_B - 10.0) / (1.0 + mu_T)
     return _heel_strike(BipedWithTorso(m=5.0, m_H=m_H, m_T=mu_T * m_H), jnp.radians(30.0), q5)
 
@@ -73,7 +70,7 @@ def _reversal(a, axis, increasing):
 
 @experiment("biped-step-length", "003", "Figs. 2–4",
             "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over inter-leg angle q4 and μ = 2m/m_H "
-            "(μ = 0 as the limit μ = 1e-6).",
+            "(μ = 0 as the limit μ → 0⁺).",
             units="q4_deg [deg], vSn [m/s], Tc, Ta [J], xi_I [-], xi_L [J/m]")
 def biped_step_length(quick, progress):
     mus = [0.0, 0.5, 1.0, 1.5, 2.0]
@@ -130,7 +127,7 @@ def biped_step_length(quick, progress):
 
 @experiment("biped-torso", "003", "Figs. 5–7",
             "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over torso angle q5 and μ_T = m_T/m_H at q4 = 30° "
-            "(μ_T = 0 as the limit μ_T = 1e-6).",
+            "(μ_T = 0 as the limit μ_T → 0⁺).",
             units="q5_deg [deg], vSn [m/s], Tc, Ta [J], xi_I [-], xi_L [J/m]")
 def biped_torso(quick, progress):
     mus = [0.0, 0.5, 1.0, 1.5, 2.0]
