@@ -1,9 +1,9 @@
-"""Anthropometric tables and their scaling to a seven-link sagittal human (seed 002, §2.1).
+"""Anthropometric tables and their scaling to a seven-link sagittal human (Ros et al. 2015, §2.1).
 
 A table gives, for each body segment, its mass as a fraction of body mass, its length as a fraction of
 stature, the position of its centre of mass and its sagittal radius of gyration as fractions of its length.
 :func:`scale_segments` turns a table, a body mass ``m_B`` and a height ``H`` into the four distinct segments of
-the seven-link model (seed 002, Fig. 1): the Torso-Pelvis segment "HAT" (head, arms and trunk), the thigh, the
+the seven-link model (Ros et al. 2015, Fig. 1): the Torso-Pelvis segment "HAT" (head, arms and trunk), the thigh, the
 shank and the foot, each with
 
 $$
@@ -16,10 +16,10 @@ in its neutral position with respect to the shank).
 
 **Lumping choices** (documented once, here):
 
-- HAT (seed 002's Torso-Pelvis): head & neck, torso, pelvis and both arms (upper arm, forearm, hand) as
+- HAT (Ros et al. 2015's Torso-Pelvis): head & neck, torso, pelvis and both arms (upper arm, forearm, hand) as
   one rigid body, arms hanging along the torso axis with the elbows extended and the shoulder joint
   centres projected onto the cervical joint centre (CJC) in the sagittal plane (the paper neglects arm
-  motion, seed 002 §4.3). Its inertia about its centre of mass is the parallel-axis sum of the parts.
+  motion, Ros et al. 2015, §4.3). Its inertia about its centre of mass is the parallel-axis sum of the parts.
 - The hip joint centre (HJC) lies on the HAT axis, the pelvis length below the lumbar joint centre (LJC);
   both hips coincide in the sagittal plane.
 - Dumas's mass fractions add up to 100.2 % (male) and 99.9 % (female): the legs take the published

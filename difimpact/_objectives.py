@@ -20,27 +20,27 @@ from ._linalg import full_precision
 
 
 def energy_loss(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options) -> Scalar:
-    """Kinetic energy lost at an impulsive impact, ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` [J] (seed 002, eqs. 23–24;
-    seed 003, eq. 21). `impact_options` are those of :func:`~difimpact.impact` (``stick``, ``blocked``, …)."""
+    """Kinetic energy lost at an impulsive impact, ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` [J] (Ros et al. 2015, eqs. 23–24;
+    Font & Kövecses 2008, eq. 21). `impact_options` are those of :func:`~difimpact.impact` (``stick``, ``blocked``, …)."""
     return impact(model, q, qdot_minus, **impact_options).loss
 
 
 def energy_index(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options) -> Scalar:
-    """``ξ = (T⁻ − T⁺) / T⁻``, the fraction of the kinetic energy dissipated (seed 002, eq. 23)."""
+    """``ξ = (T⁻ − T⁺) / T⁻``, the fraction of the kinetic energy dissipated (Ros et al. 2015, eq. 23)."""
     return impact(model, q, qdot_minus, **impact_options).xi
 
 
 def constrained_energy_index(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
                              **impact_options) -> Scalar:
     """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the space of constrained motion
-    (seed 003, eq. 23); equal to :func:`energy_index` when ``b⁺ = 0``."""
+    (Font & Kövecses 2008, eq. 23); equal to :func:`energy_index` when ``b⁺ = 0``."""
     return impact(model, q, qdot_minus, **impact_options).xi_I
 
 
 def impulses(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options
              ) -> Float[Array, " m"]:
     """Impulses ``λ̄`` of the post-impact constraint rows, laid out as in :func:`~difimpact.impact` [N s]
-    (seed 002, eq. 22)."""
+    (Ros et al. 2015, eq. 22)."""
     return impact(model, q, qdot_minus, **impact_options).impulses
 
 
@@ -48,21 +48,21 @@ def impulses(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impa
 def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str,
                          **impact_options) -> Float[Array, " 2"]:
     """Velocity ``(v_x, v_y)`` of the named point after the impact, ``J_point(q) q̇⁺`` [m/s] — e.g. the
-    stance-foot lift-off velocity ``v_Sn⁺`` of seed 003 (eq. 4) is the ``y`` entry for ``P_R``."""
+    stance-foot lift-off velocity ``v_Sn⁺`` of Font & Kövecses 2008 (eq. 4) is the ``y`` entry for ``P_R``."""
     qdot_plus = impact(model, q, qdot_minus, **impact_options).qdot_plus  # validates the model first
     return model.point_jacobian(q, point) @ qdot_plus
 
 
 def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
     """Distance to sliding ``μ − μ_c`` with ``μ_c = |w_nt| / w_tt`` the critical friction of the contact's
-    impact (seed 000, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient: positive when the impact
+    impact (Font-Llagunes et al. 2012, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient: positive when the impact
     ends sticking, negative when it slides."""
     return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_c
 
 
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
                        contacts: tuple[Contact, ...], **compliant_options) -> Scalar:
-    """Peak normal force of the first contact during the compliant contact phase [N] (seed 001, §1: the
+    """Peak normal force of the first contact during the compliant contact phase [N] (Font-Llagunes et al. 2010, §1: the
     compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``, the
     maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, O(h⁴) in the
     step and differentiated by the envelope theorem (:func:`~difimpact._compliant.peak.peak_force`).

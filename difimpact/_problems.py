@@ -125,11 +125,11 @@ def _bounds(*pairs):
 
 
 def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> Problem:
-    r"""Compass walker (seed 001): foot radius ``R`` and half inter-leg angle ``q3`` minimising the energy lost
-    per distance, ``(T⁻ − T⁺) / D`` [J/m] (seed 003's ξ_L, eq. 23, with the distance actually travelled).
+    r"""Compass walker (Font-Llagunes et al. 2010): foot radius ``R`` and half inter-leg angle ``q3`` minimising the energy lost
+    per distance, ``(T⁻ − T⁺) / D`` [J/m] (Font & Kövecses 2008's ξ_L, eq. 23, with the distance actually travelled).
 
     **Why constraints.** Unconstrained the problem has no interior optimum: the loss vanishes as ``R → l``
-    (seed 001, §4: no impact at all) and, per distance, as ``q3 → 0`` (short steps, seed 003 conclusion (ii)).
+    (Font-Llagunes et al. 2010, §4: no impact at all) and, per distance, as ``q3 → 0`` (short steps, Font & Kövecses 2008 conclusion (ii)).
     Two physical limits make it meaningful:
 
     - the foot arc must carry the rolling contact, which moves by ``2 q3`` on the arc during a step:
@@ -139,9 +139,9 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
       — :meth:`CompassGait.step_length` — vanishes at ``R = l``, where the walker is a rolling wheel).
 
     Both are active at the optimum: the best foot is the largest the foot length allows and the best step
-    the shortest the task allows. Pre-impact state: seed 001, ``q̇3 = 1 rad/s`` (:meth:`CompassGait.
+    the shortest the task allows. Pre-impact state: Font-Llagunes et al. 2010, ``q̇3 = 1 rad/s`` (:meth:`CompassGait.
     pre_impact_state`); the swing foot sticks, the stance foot is released. ``x = [R, q3]`` within
-    ``[0.05, 0.95] m × [2°, 30°]`` (seed 001's ranges, less ``R = l``, where the swing foot does not collide).
+    ``[0.05, 0.95] m × [2°, 30°]`` (Font-Llagunes et al. 2010's ranges, less ``R = l``, where the swing foot does not collide).
     """
     foot_length, progression = positive("foot_length", foot_length), positive("progression", progression)
     lower, upper = _bounds((0.05, 0.95), (math.radians(2.0), math.radians(30.0)))
@@ -168,11 +168,11 @@ def _compass_constraints(foot_length, progression, x):
 
 
 def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Problem:
-    r"""Biped with torso (seed 003, §4.2): torso angle ``q5`` and upper-body mass ratio ``μ_T = m_T/m_H``
+    r"""Biped with torso (Font & Kövecses 2008, §4.2): torso angle ``q5`` and upper-body mass ratio ``μ_T = m_T/m_H``
     minimising ``ξ_I = T_c⁻ / T⁻`` subject to passive stance-foot lift-off ``v_Sn⁺ ≥`` `lift_off` [m/s]
-    (seed 003, eq. 4).
+    (Font & Kövecses 2008, eq. 4).
 
-    As in seed 003 §4.2: ``q4 = 30°``, ``m = 5 kg`` per leg, ``m_B = 30 kg`` (so ``m_H = 20/(1 + μ_T)``), and
+    As in Font & Kövecses 2008, §4.2: ``q4 = 30°``, ``m = 5 kg`` per leg, ``m_B = 30 kg`` (so ``m_H = 20/(1 + μ_T)``), and
     ``x = [q5, μ_T]`` within ``[0°, 30°] × [0, 2]`` (torso between aligned with the stance leg and aligned
     with the colliding leg). With a small margin the lift-off constraint is inactive and the optimum is seed
     003's conclusions: torso aligned with the stance leg (``q5 = 0``, conclusion (iii)) and the heaviest torso
@@ -204,14 +204,14 @@ def _biped_constraints(q4, lift_off, x):
 
 def ankle_blocking(target: float = 0.05, model: SevenLinkHuman | None = None, omega0: float = -1.0
                    ) -> tuple[Problem, Scalar]:
-    r"""Seven-link human (seed 002, §4.3): the degree of partial blocking of the leading ankle that dissipates
-    the fraction `target` of the kinetic energy, by least squares ``(ξ/ξ* − 1)²`` (seed 002, eq. 23).
+    r"""Seven-link human (Ros et al. 2015, §4.3): the degree of partial blocking of the leading ankle that dissipates
+    the fraction `target` of the kinetic energy, by least squares ``(ξ/ξ* − 1)²`` (Ros et al. 2015, eq. 23).
 
-    Impact: the leading heel ``CAL_R`` sticks, the trailing ``MH_L`` is unilateral (seed 002, eqs. 6–9) and the
+    Impact: the leading heel ``CAL_R`` sticks, the trailing ``MH_L`` is unilateral (Ros et al. 2015, eqs. 6–9) and the
     post-impact ankle rate is prescribed, $\dot\theta_A^R^+ = (1 - \beta) r_{free}$ (rheonomic constraint, eq. 10), with
     ``r_free`` the rate the unblocked ankle takes (coordinate rates, clockwise: :class:`SevenLinkHuman`; the
     constraint then carries no impulse: ``β = 0`` is the free ankle, ``β = 1`` full blocking). ``ξ`` is a
-    parabola in the rate with its maximum at full blocking (seed 002, eq. 24), so ``ξ(β)`` increases on
+    parabola in the rate with its maximum at full blocking (Ros et al. 2015, eq. 24), so ``ξ(β)`` increases on
     ``[0, 1]`` and the root is unique when ``ξ(0) ≤ ξ* ≤ ξ(1)``. ``x = [β]`` within ``[0, 1]``; do not start
     at ``β = 1`` exactly, where the gradient vanishes (the parabola's vertex). Returns ``(problem, r_free)``.
     """
@@ -229,13 +229,13 @@ def _ankle_objective(model, q, qdot, r_free, target, x):
 
 
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
-    r"""Crutch walker (seed 000): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
-    the peak crutch-tip force of the compliant contact phase (seed 000, §4–5: Hunt–Crossley + Hertz tip,
+    r"""Crutch walker (Font-Llagunes et al. 2012): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
+    the peak crutch-tip force of the compliant contact phase (Font-Llagunes et al. 2012, §4–5: Hunt–Crossley + Hertz tip,
     exact Coulomb friction ``μ``), in kN, subject to an impact that ends sticking with a safety margin,
-    ``μ ≥ μ_c + margin`` (seed 000, eq. 8, from the impulsive map).
+    ``μ ≥ μ_c + margin`` (Font-Llagunes et al. 2012, eq. 8, from the impulsive map).
 
-    Pre-impact state of seed 000 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the feet,
-    ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (seed 000's range), ``q4 ∈ [0°, 20°]``.
+    Pre-impact state of Font-Llagunes et al. 2012 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the feet,
+    ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (Font-Llagunes et al. 2012's range), ``q4 ∈ [0°, 20°]``.
     The compliant solve uses a modest tolerance `rtol` (its peak is refined by
     :func:`~difimpact.peak_contact_force`); each objective gradient is one forward-mode solve with two
     tangents (the objective supports ``jax.grad`` and ``jax.vmap``, not ``jax.jacfwd``).

@@ -21,7 +21,7 @@ M(q) = \\sum_i m_i J_i^T J_i + I_i J_{θ,i}^T J_{θ,i},\\qquad
 c(q, \\dot q) = \\dot M \\dot q - \\partial T / \\partial q + \\partial V / \\partial q,
 $$
 
-so that the equations of motion read ``M q̈ + c = τ + Jᵀ F`` (seed 000, eq. 1).
+so that the equations of motion read ``M q̈ + c = τ + Jᵀ F`` (Font-Llagunes et al. 2012, eq. 1).
 """
 
 import functools

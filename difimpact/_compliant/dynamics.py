@@ -1,4 +1,4 @@
-r"""Equations of motion with compliant ground contacts (seed 000, eq. 1 and §4):
+r"""Equations of motion with compliant ground contacts (Font-Llagunes et al. 2012, eq. 1 and §4):
 
 $$
 M(q)\,\ddot q + c(q, \dot q) = \sum_i A_{n,i}^T F_{n,i} + A_{t,i}^T F_{t,i},
@@ -6,7 +6,7 @@ $$
 
 ``A_{n,i}, A_{t,i}`` the normal (+y) and tangential (+x) rows of contact ``i``'s Jacobian, ``δ_i = −y_i``
 its indentation into the ground ``y = 0`` and ``F_{n,i} = F_n(δ_i, δ̇_i)`` its normal law. A sliding
-stick–slip contact has ``F_t = −μ σ F_n`` (seed 000, eq. 38); a sticking exact-stick contact
+stick–slip contact has ``F_t = −μ σ F_n`` (Font-Llagunes et al. 2012, eq. 38); a sticking exact-stick contact
 (:class:`~difimpact.Coulomb`) the multiplier ``λ`` of the augmented system
 
 $$

@@ -6,7 +6,7 @@ switches them.
 - Separation: the contact opens.
 - Stick (``σ v_t`` reaches 0): an exact-stick contact sticks if its multiplier is inside the friction cone,
   otherwise its sliding reverses; an elastic-stick contact always sticks, with the displacement ``z`` whose
-  force equals the sliding force (``F_t`` continuous; seed 001, after eq. 19).
+  force equals the sliding force (``F_t`` continuous; Font-Llagunes et al. 2010, after eq. 19).
 - Slip (``|F_t|`` reaches ``μ F_n``): the contact slides against its stick force, ``σ = −sign F_t``.
 """
 

@@ -157,7 +157,7 @@ def compliant_impact(
     r"""Integrate the compliant contact phase from the pre-impact state ``(q, qdot_minus)`` to its end event.
 
     The first contact in ``contacts`` is the impacting one: the phase ends at its end of compression
-    (``v_n = 0``, seed 000 §5) or, with ``end="separation"``, when its normal force returns to zero.
+    (``v_n = 0``, Font-Llagunes et al. 2012, §5) or, with ``end="separation"``, when its normal force returns to zero.
     The other contacts stay compliant throughout (they may open and close). The forces are those of
     :mod:`~difimpact._compliant.dynamics`; the phases (contact onset and separation, stick and slip
     switches, the end) are solved by the hybrid-phase engine (:func:`~difimpact._hybrid.solve_hybrid`), with

@@ -71,18 +71,18 @@ class AbstractSmoothFrictionLaw(AbstractFrictionLaw):
 
 class AbstractStickSlipLaw(AbstractFrictionLaw):
     """A friction law with two regimes that the compliant solver tracks as phases with switching events:
-    sliding, ``F_t = −μ σ F_n`` (seed 000, eq. 38; :meth:`sliding_force`), and stick, entered when the slip
+    sliding, ``F_t = −μ σ F_n`` (Font-Llagunes et al. 2012, eq. 38; :meth:`sliding_force`), and stick, entered when the slip
     velocity ``σ v_t`` reaches zero and left when ``|F_t|`` reaches ``μ F_n``. How it sticks is said by the
     subclass: :class:`AbstractExactStickLaw` or :class:`AbstractElasticStickLaw`."""
 
     def sliding_force(self, normal_force: Scalar, sigma: Scalar) -> Scalar:
-        """``F_t = −μ σ F_n`` with ``σ = ±1`` the sliding direction (seed 000, eq. 38)."""
+        """``F_t = −μ σ F_n`` with ``σ = ±1`` the sliding direction (Font-Llagunes et al. 2012, eq. 38)."""
         return -self.mu * sigma * normal_force
 
 
 class AbstractExactStickLaw(AbstractStickSlipLaw):
     """A stick–slip law whose stick is rigid: the contact point is held still by a Lagrange multiplier
-    ``λ``, valid while ``|λ| ≤ μ F_n`` (seed 000, §4.2; :class:`Coulomb`). A contact at tangential rest
+    ``λ``, valid while ``|λ| ≤ μ F_n`` (Font-Llagunes et al. 2012, §4.2; :class:`Coulomb`). A contact at tangential rest
     sticks when its multiplier is inside the friction cone, else it slides the way ``λ`` pushes."""
 
 

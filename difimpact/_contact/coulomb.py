@@ -6,7 +6,7 @@ from .base import AbstractExactStickLaw
 
 
 class Coulomb(AbstractExactStickLaw):
-    r"""Coulomb friction with true stick (seed 000, §4.2 and eq. 38), ``μ_s = μ``.
+    r"""Coulomb friction with true stick (Font-Llagunes et al. 2012, §4.2 and eq. 38), ``μ_s = μ``.
 
     While sliding, $F_t = -\mu\,\sigma F_n$ with ``σ`` the sign of the slip velocity; while sticking,
     ``F_t`` is the Lagrange multiplier that keeps the tangential acceleration of the contact point at zero,

@@ -5,7 +5,7 @@ from .hertz import damping_from_restitution, hertz_stiffness
 
 
 class HuntCrossley(AbstractNormalLaw):
-    r"""Hunt–Crossley normal force (seed 000, eq. 35; Hunt & Crossley 1975):
+    r"""Hunt–Crossley normal force (Font-Llagunes et al. 2012, eq. 35; Hunt & Crossley 1975):
 
     $$
     F_n = \max\left(k_n \delta^{3/2} + \chi \delta^{3/2}\dot\delta,\ 0\right),
@@ -28,7 +28,7 @@ class HuntCrossley(AbstractNormalLaw):
     @classmethod
     def from_materials(cls, radius: ScalarLike, E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike,
                        nu2: ScalarLike, damping: ScalarLike = 0.0) -> "HuntCrossley":
-        """Sphere of radius ``radius`` (material 1) on a plane (material 2), seed 000 eqs. 36–37."""
+        """Sphere of radius ``radius`` (material 1) on a plane (material 2), Font-Llagunes et al. 2012 eqs. 36–37."""
         return cls(hertz_stiffness(radius, E1, nu1, E2, nu2), damping)
 
     @classmethod

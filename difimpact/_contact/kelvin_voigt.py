@@ -6,7 +6,7 @@ from .base import AbstractNormalLaw, DELTA_REF
 
 
 class KelvinVoigt(AbstractNormalLaw):
-    r"""Linear spring–damper normal force, the baseline of seed 000 §4.1 (Kelvin–Voigt):
+    r"""Linear spring–damper normal force, the baseline of Font-Llagunes et al. 2012, §4.1 (Kelvin–Voigt):
 
     $$
     F_n = \max(k\,\delta + c\,\dot\delta,\ 0)\quad (\delta > 0).

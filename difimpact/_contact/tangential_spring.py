@@ -7,7 +7,7 @@ from .hertz import mindlin_stiffness
 
 
 class TangentialSpring(AbstractElasticStickLaw):
-    r"""Mindlin tangential spring capped by Coulomb friction (seed 001, eqs. 17–19), a hybrid law:
+    r"""Mindlin tangential spring capped by Coulomb friction (Font-Llagunes et al. 2010, eqs. 17–19), a hybrid law:
 
     $$
     \text{stick:}\ F_t = -k_t \delta^{1/2} z,\ \dot z = v_t; \qquad
@@ -16,7 +16,7 @@ class TangentialSpring(AbstractElasticStickLaw):
 
     ``z`` the elastic tangential displacement of the contact point, $k_t = 8 G^* \sqrt R$
     (:func:`mindlin_stiffness`, eqs. 18–19). Eq. 17 (the paper writes 16) holds while ``|F_t| ≤ μ F_n``;
-    beyond it, or when a relative tangential velocity appears, ``F_t`` is Coulomb's (seed 001, after
+    beyond it, or when a relative tangential velocity appears, ``F_t`` is Coulomb's (Font-Llagunes et al. 2010, after
     eq. 19). The compliant solver switches regimes at events: stick → sliding when ``|F_t|`` reaches
     ``μ F_n`` (``σ = −sign F_t``), sliding → stick when ``σ v_t`` reaches 0 with ``z = μ σ F_n / (k_t √δ)``
     (:meth:`stick_displacement`: ``F_t`` continuous); a contact starts in stick with ``z = 0``. Both regimes
@@ -26,7 +26,7 @@ class TangentialSpring(AbstractElasticStickLaw):
     holding still. Entering stick, ``F_t`` starts on the cone while the rigid stick force is inside it, so
     ``F_t`` oscillates undamped about the rigid one at ``√(k_t √δ / m)`` with an amplitude independent of
     ``k_t``; the impulse error is bounded by about amplitude / frequency $\propto  k_t^{-1/2}$ but its sign follows
-    the phase at the end (on seed 000's crutch impact, about 10 % at the materials' ``k_t`` and below 0.3 % at
+    the phase at the end (on Font-Llagunes et al. 2012's crutch impact, about 10 % at the materials' ``k_t`` and below 0.3 % at
     ten times it: docs/design.md).
 
     :meth:`force` is the stick-regime (elastic) force; the cap is the solver's regime switch.

@@ -153,7 +153,7 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     (:meth:`AbstractWalker.stance_accelerations`) until the swing foot strikes the ground ahead
     (:meth:`AbstractWalker.strike_gap` ``= 0``, the event time differentiated by the implicit-function theorem);
     then the impulsive impact of :func:`~difimpact.impact` with the striking foot sticking and the trailing foot
-    unilateral (it lifts off or stays, seed 003 eq. 4); then the legs are swapped (:meth:`AbstractWalker.swap`).
+    unilateral (it lifts off or stays, Font & Kövecses 2008, eq. 4); then the legs are swapped (:meth:`AbstractWalker.swap`).
     A passive step on slope ``γ`` loses at the impact what gravity gave, ``ΔT = M g L sin γ`` on a periodic
     gait (McGeer 1990).
 

@@ -1,9 +1,9 @@
 """Impulsive impact with post-impact velocity constraints and energy decomposition.
 
 The impulse–momentum equations ``M (q̇⁺ − q̇⁻) = Aᵀ λ̄`` with the post-impact constraints ``A q̇⁺ = b⁺``
-(seed 002, eqs. 4–5; seed 003, eqs. 3, 8) are solved in KKT form, never through ``M⁻¹``, so that massless
-segments (seed 003's μ = 0 and μ_T = 0, where ``M`` is singular) are handled. The spaces of constrained and
-admissible motion (seed 003, eqs. 9–23; seed 002, eqs. 13–26) are read off the same factorisation.
+(Ros et al. 2015, eqs. 4–5; Font & Kövecses 2008, eqs. 3, 8) are solved in KKT form, never through ``M⁻¹``, so that massless
+segments (Font & Kövecses 2008's μ = 0 and μ_T = 0, where ``M`` is singular) are handled. The spaces of constrained and
+admissible motion (Font & Kövecses 2008, eqs. 9–23; Ros et al. 2015, eqs. 13–26) are read off the same factorisation.
 
 The impact of a model on the ground, built on this map, is :func:`~difimpact.impact`.
 """
@@ -44,7 +44,7 @@ def constrained_impact(
     massless: Literal["error", "keep"] = "error",
     throw: bool = True,
 ) -> ImpactSolution:
-    r"""Impulsive impact with bilateral post-impact constraints ``A q̇⁺ = b⁺`` (seed 002, eqs. 4–5, 21–22).
+    r"""Impulsive impact with bilateral post-impact constraints ``A q̇⁺ = b⁺`` (Ros et al. 2015, eqs. 4–5, 21–22).
 
     Solves the KKT system
 
@@ -52,7 +52,7 @@ def constrained_impact(
       = \begin{bmatrix} M \dot q^- \\ b^+ \end{bmatrix}$$
 
     and, from the same factorisation, ``P_a`` (the map ``q̇ ↦ q̇⁺`` at ``b⁺ = 0``), ``P_c = I − P_a`` and
-    ``ᵍP_cˡ`` (seed 003, eqs. 9–10; seed 002, eq. 20), which equal the ``M⁻¹`` formulas when ``M`` is regular.
+    ``ᵍP_cˡ`` (Font & Kövecses 2008, eqs. 9–10; Ros et al. 2015, eq. 20), which equal the ``M⁻¹`` formulas when ``M`` is regular.
 
     **Arguments:**
 

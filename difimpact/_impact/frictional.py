@@ -1,6 +1,6 @@
-"""Single-point planar impact with Coulomb friction, ended by ``v_n(Q)⁺ = 0`` (seed 000, §3).
+"""Single-point planar impact with Coulomb friction, ended by ``v_n(Q)⁺ = 0`` (Font-Llagunes et al. 2012, §3).
 
-With the normal impulse ``P_n`` as the independent variable (seed 000, §3.2; seed 001, §3.2) the impact
+With the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012, §3.2; Font-Llagunes et al. 2010, §3.2) the impact
 is at most two phases, each linear in ``P_n``:
 
 $$
@@ -40,7 +40,7 @@ from .._results import RESULTS
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
 
 FRICTIONAL_REGIMES: tuple[str, ...] = ("stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest")
-"""Names of the regime codes of :class:`FrictionalImpactSolution` (seed 000, Table 2), indexed by code."""
+"""Names of the regime codes of :class:`FrictionalImpactSolution` (Font-Llagunes et al. 2012, Table 2), indexed by code."""
 
 _STICK, _SLIDE, _REVERSAL, _SLIDE_STICK, _FROM_REST = range(5)
 
@@ -61,7 +61,7 @@ class FrictionalImpactResults(RESULTS):  # pyright: ignore
 
 
 class FrictionalImpactSolution(eqx.Module):
-    """Result of a frictional single-point impact (seed 000, §3.1). Every field may carry batch axes.
+    """Result of a frictional single-point impact (Font-Llagunes et al. 2012, §3.1). Every field may carry batch axes.
 
     - `qdot_plus`: post-impact velocities ``q̇⁺`` (eqs. 6, 21, 30).
     - `normal_impulse`, `tangential_impulse`: ``P_n⁺ ≥ 0`` and ``P_t⁺`` with ``|P_t⁺| ≤ μ P_n⁺``.
@@ -98,7 +98,7 @@ class FrictionalImpactSolution(eqx.Module):
 
     @property
     def energy_change(self) -> Scalar:
-        """``ΔT = W_n⁺ + W_t⁺`` (seed 000, eq. 39)."""
+        """``ΔT = W_n⁺ + W_t⁺`` (Font-Llagunes et al. 2012, eq. 39)."""
         return self.normal_work + self.tangential_work
 
     @full_precision
@@ -106,7 +106,7 @@ class FrictionalImpactSolution(eqx.Module):
         """State at normal impulse ``pn`` (``0 ≤ pn ≤ P_n⁺``) of an unbatched result: ``(q̇, P_t, W_n, W_t)``.
 
         Exact: ``q̇`` and ``P_t`` are piecewise linear in ``P_n``, the works piecewise quadratic,
-        ``W_n = ∫ v_n dP_n`` and ``W_t = ∫ v_t dP_t`` (seed 000, eqs. 15–16, 31–32).
+        ``W_n = ∫ v_n dP_n`` and ``W_t = ∫ v_t dP_t`` (Font-Llagunes et al. 2012, eqs. 15–16, 31–32).
         """
         p1 = jnp.minimum(pn, self.switch_impulse)
         p2 = jnp.maximum(pn - self.switch_impulse, 0.0)
@@ -132,7 +132,7 @@ def _sign(x):
 
 
 def _regime(rest, can_stick, two_phase) -> Int[Array, ""]:
-    """The regime code of Table 2 (seed 000) from the state at the start and whether ``v_t`` reaches zero."""
+    """The regime code of Table 2 (Font-Llagunes et al. 2012) from the state at the start and whether ``v_t`` reaches zero."""
     return jnp.where(rest, jnp.where(can_stick, _STICK, _FROM_REST),
                      jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE))
 
@@ -155,9 +155,9 @@ def frictional_impact_map(
     rest_tol: float = 1e-9,
     throw: bool = True,
 ) -> FrictionalImpactSolution:
-    """Frictional single-point impact ended by ``v_n⁺ = 0`` (seed 000, eq. 3), regime from the state.
+    """Frictional single-point impact ended by ``v_n⁺ = 0`` (Font-Llagunes et al. 2012, eq. 3), regime from the state.
 
-    With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (seed 000, eq. 8). Each
+    With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (Font-Llagunes et al. 2012, eq. 8). Each
     phase integrates ``M dq̇ = (A_nᵀ + τ A_tᵀ) dP_n`` exactly (eqs. 17, 20): sliding ``τ = −μσ`` with
     ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at $P_n^\\sigma  = -A_t \\dot{q}^- / A_t M^{-1}(A_n^\\top - \\mu \\sigma A_t^\\top)$
     (eq. 28), then sticking (end state eq. 10) or reversal (eqs. 29–30); works from eqs. 18, 24–25, 31–32.
@@ -249,7 +249,7 @@ def frictional_impact(
     rest_tol: float = 1e-9,
     throw: bool = True,
 ) -> FrictionalImpactSolution:
-    """Frictional impact of a model point with the ground ``y = 0`` (seed 000, §3).
+    """Frictional impact of a model point with the ground ``y = 0`` (Font-Llagunes et al. 2012, §3).
 
     Builds ``M(q)`` and ``[A_n; A_t]`` of the contact's point and calls :func:`frictional_impact_map`.
     Checks that the point is on the ground (``|y| ≤ ground_tol``, metres, ``0 ≤ ground_tol < 1``; by default ``max(1e-8, 256 ε)`` of
@@ -281,7 +281,7 @@ def frictional_impact(
 
 
 class ImpulsePath(eqx.Module):
-    """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (seed 000,
+    """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012,
     §3.2, Figs. 13–17), ``k`` samples along ``P_n`` (the switch impulse is one of them):
 
     - `normal_impulse` ``(k,)``: ``P_n``; `qdot` ``(k, n)``: ``q̇``; `velocity` ``(k, 2)``: the contact-point

@@ -1,6 +1,6 @@
 """The impulsive impact of a planar model on flat ground, with sticking, blocked and unilateral contacts.
 
-Contacts that were holding before the impact and may lift off (seed 003, eq. 4; seed 002, eq. 9 and
+Contacts that were holding before the impact and may lift off (Font & Kövecses 2008, eq. 4; Ros et al. 2015, eq. 9 and
 footnote 4) are resolved exactly by enumerating their active sets: every choice of staying or lifting off is
 solved by :func:`~difimpact.constrained_impact`'s KKT system and the consistent one is returned.
 """
@@ -232,26 +232,26 @@ def impact(
     ground_tol: float = 1e-6,
     throw: bool = True,
 ) -> ImpactSolution:
-    r"""Impulsive impact of a planar model on flat ground (seed 003, eqs. 3–4, 8–23; seed 002, eqs. 4–26).
+    r"""Impulsive impact of a planar model on flat ground (Font & Kövecses 2008, eqs. 3–4, 8–23; Ros et al. 2015, eqs. 4–26).
 
     Constraint rows after the impact, in this order (also the layout of ``impulses``):
 
     1. each point of `stick` collides and sticks: rows ``[normal; tangential]`` of
-       ``model.contact_jacobian`` with ``v⁺ = 0`` (seed 003, eq. 3), or a normal velocity ``v_n⁺ = −e v_n⁻``
+       ``model.contact_jacobian`` with ``v⁺ = 0`` (Font & Kövecses 2008, eq. 3), or a normal velocity ``v_n⁺ = −e v_n⁻``
        with `restitution` (below);
     2. each coordinate of `blocked` (name or index): ``q̇_j⁺ = 0``, or ``q̇_j⁺ = `` the given value when
-       `blocked` is a mapping (partial blocking, seed 002, eqs. 5, 10–12), a mapping's coordinates in sorted
+       `blocked` is a mapping (partial blocking, Ros et al. 2015, eqs. 5, 10–12), a mapping's coordinates in sorted
        order (as JAX flattens a ``dict``); with `blocked_active`, only those where it is not ``False`` (the
        others move freely and their impulse slot is zero);
     3. each point of `unilateral` was holding before the impact and either stays (normal row, ``v_n⁺ = 0``,
-       normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (seed 003, eq. 4; seed 002, eq. 9).
-       Its tangential row depends on `unilateral_tangent`: ``"free"`` never (seed 003, eq. 4: only ``B_S``),
-       ``"stick"`` while it stays, ``"always"`` in both cases (seed 002, eqs. 8–9). All $2^k$ choices are
-       solved and the consistent one is returned (seed 002, footnote 4). Two impulse slots per contact,
+       normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (Font & Kövecses 2008, eq. 4; Ros et al. 2015, eq. 9).
+       Its tangential row depends on `unilateral_tangent`: ``"free"`` never (Font & Kövecses 2008, eq. 4: only ``B_S``),
+       ``"stick"`` while it stays, ``"always"`` in both cases (Ros et al. 2015, eqs. 8–9). All $2^k$ choices are
+       solved and the consistent one is returned (Ros et al. 2015, footnote 4). Two impulse slots per contact,
        ``[normal, tangential]``, zero for a row not enforced.
 
     `restitution` maps points of `stick` to Newton's kinematic coefficient ``e ∈ [0, 1]``:
-    ``v_n⁺ = −e v_n⁻``, a non-zero ``b⁺`` (seed 002, eq. 5) while the tangential velocity stays zero. For a
+    ``v_n⁺ = −e v_n⁻``, a non-zero ``b⁺`` (Ros et al. 2015, eq. 5) while the tangential velocity stays zero. For a
     single sticking contact with no tangential pre-impact velocity this equals Stronge's energetic coefficient
     (``e² = −W_restitution / W_compression``; Stronge, *Impact Mechanics*, 2000, §4.3).
 
@@ -297,7 +297,7 @@ def impact(
 
 
 def loss_per_distance(model: AbstractPlanarModel, q: Config, solution: ImpactSolution) -> Scalar:
-    """``ξ_L = (T⁻ − T⁺) / L`` with the model's step length ``L(q)`` (seed 003, eq. 23: ``T_c⁻ / L`` when
+    """``ξ_L = (T⁻ − T⁺) / L`` with the model's step length ``L(q)`` (Font & Kövecses 2008, eq. 23: ``T_c⁻ / L`` when
     ``b⁺ = 0``), in J/m."""
     instance("model", model, AbstractPlanarModel)
     instance("solution", solution, ImpactSolution)

@@ -1,9 +1,9 @@
 """The impulse–momentum KKT system of an impact, its rank diagnosis and its massless limit, without LAPACK.
 
-``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) is solved one mass scale at a time (:mod:`.scaled`) by the unrolled
+``K = [M −Aᵀ; A 0]`` (Ros et al. 2015, eqs. 4–5) is solved one mass scale at a time (:mod:`.scaled`) by the unrolled
 ``LU`` of :func:`difimpact._linalg.lu_factor` and its rank read by the pivoted Gram–Schmidt of
 :func:`difimpact._linalg.row_basis`, so that ``vmap`` of an impact emits no batched LAPACK call. Massless
-segments (seed 003's μ = 0 and μ_T = 0) make ``M`` singular; a coordinate that no body with mass moves and no
+segments (Font & Kövecses 2008's μ = 0 and μ_T = 0) make ``M`` singular; a coordinate that no body with mass moves and no
 constraint holds is then undetermined, and its treatment, value and derivative, is the business of
 :func:`solve_kkt`.
 """
@@ -53,18 +53,18 @@ class ImpactResults(RESULTS):  # pyright: ignore
 class ImpactSolution(eqx.Module):
     """Result of an impulsive impact with post-impact constraints ``A q̇⁺ = b⁺``.
 
-    - `qdot_plus`: post-impact velocities ``q̇⁺ = P_a q̇⁻ + ᵍP_cˡ b⁺`` (seed 002, eq. 21).
-    - `impulses`: ``λ̄``, one per constraint row, with ``M (q̇⁺ − q̇⁻) = Aᵀ λ̄`` (seed 002, eqs. 4, 22). For
+    - `qdot_plus`: post-impact velocities ``q̇⁺ = P_a q̇⁻ + ᵍP_cˡ b⁺`` (Ros et al. 2015, eq. 21).
+    - `impulses`: ``λ̄``, one per constraint row, with ``M (q̇⁺ − q̇⁻) = Aᵀ λ̄`` (Ros et al. 2015, eqs. 4, 22). For
       :func:`impact` the rows are laid out as documented there, zero for contacts that lifted off.
-    - `P_c`, `P_a`: projectors onto the spaces of constrained and admissible motion (seed 003, eqs. 9–10),
+    - `P_c`, `P_a`: projectors onto the spaces of constrained and admissible motion (Font & Kövecses 2008, eqs. 9–10),
       ``P_c + P_a = I``, ``P_cᵀ M P_a = 0``.
-    - `v_c`, `v_a`: ``P_c q̇⁻`` and ``P_a q̇⁻`` (seed 003, eq. 11).
+    - `v_c`, `v_a`: ``P_c q̇⁻`` and ``P_a q̇⁻`` (Font & Kövecses 2008, eq. 11).
     - `T_minus`, `T_plus`: kinetic energies before and after; `Tc_minus`, `Ta_minus`: the pre-impact energy of
-      the constrained and admissible spaces (seed 003, eq. 13); `Tc_plus = ½ b⁺ᵀ W_c b⁺` (seed 002, eq. 24).
-    - `loss`: ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` (seed 002, eq. 23; seed 003, eq. 21 when ``b⁺ = 0``).
-    - `xi`: ``loss / T⁻`` (seed 002, eq. 23), 0 when ``T⁻ = 0``.
+      the constrained and admissible spaces (Font & Kövecses 2008, eq. 13); `Tc_plus = ½ b⁺ᵀ W_c b⁺` (Ros et al. 2015, eq. 24).
+    - `loss`: ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` (Ros et al. 2015, eq. 23; Font & Kövecses 2008, eq. 21 when ``b⁺ = 0``).
+    - `xi`: ``loss / T⁻`` (Ros et al. 2015, eq. 23), 0 when ``T⁻ = 0``.
     - `lifted_off`, `unilateral_velocity`: for each unilateral contact of :func:`impact`, whether it lifted off
-      and its post-impact normal velocity (``v_Sn⁺``, seed 003 eq. 4); empty for :func:`constrained_impact`.
+      and its post-impact normal velocity (``v_Sn⁺``, Font & Kövecses 2008, eq. 4); empty for :func:`constrained_impact`.
     - `result`: a :class:`ImpactResults` item.
     """
 
@@ -87,7 +87,7 @@ class ImpactSolution(eqx.Module):
 
     @property
     def xi_I(self) -> Scalar:
-        """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the constrained space (seed 003, eq. 23)."""
+        """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the constrained space (Font & Kövecses 2008, eq. 23)."""
         return jnp.where(self.T_minus > 0, self.Tc_minus / jnp.where(self.T_minus > 0, self.T_minus, 1.0), 0.0)
 
 
@@ -132,7 +132,7 @@ def _massless_limit(P0, unit_masses, P_a, G):
     r"""``(P_a, G)`` of the limit of vanishing masses, and whether that limit is determined.
 
     Let the massless bodies gain equal masses ``ε > 0``: ``M_ε = M + ε D_0`` with ``D_0`` their mass matrix as
-    unit point masses. Projected on ``N = null(M) ∩ null(A) = span(Z)``, ``M_ε Δq̇ − Aᵀλ̄ = 0`` (seed 002,
+    unit point masses. Projected on ``N = null(M) ∩ null(A) = span(Z)``, ``M_ε Δq̇ − Aᵀλ̄ = 0`` (Ros et al. 2015,
     eq. 4) reads $\varepsilon  Z^T D_0 \Delta \dot{q} = 0$, for every ``ε``: the change of velocity carries no momentum of the massless
     bodies along ``N``. Along ``N`` the bodies with mass do not move, so ``ZᵀD_0 = ZᵀD`` with ``D`` = `unit_masses`,
     every body a unit point mass. The other components of ``Δq̇`` are those of any solution at ``ε = 0``, so the

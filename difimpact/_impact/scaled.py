@@ -1,6 +1,6 @@
 r"""The impact's KKT system solved one mass scale at a time, so that light segments keep their digits.
 
-``K = [M −Aᵀ; A 0]`` (seed 002, eqs. 4–5) with a segment of mass ``m`` much smaller than the others has
+``K = [M −Aᵀ; A 0]`` (Ros et al. 2015, eqs. 4–5) with a segment of mass ``m`` much smaller than the others has
 ``cond(K) ∝ 1/m``, and the rounding of the heavy bodies' terms of ``M`` (``ε ‖M‖``) is then as large as the
 light segment's own terms: an LU of ``K`` as assembled returns its rates with ``ε ‖M‖ / m`` relative error,
 whatever the pivoting. The model says which part is which, ``M = M_H + M_L`` (heavy and light bodies; ``M`` is
@@ -78,7 +78,7 @@ def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc
     the constraint values reach (``K [G; W_c] = [0; I]``), and the smallest relative pivot of ``K̂``.
 
     From them: ``Δq̇ = G (b⁺ − A q̇⁻)``, ``λ̄ = W_c (b⁺ − A q̇⁻)``, ``P_a = I − G A``, ``ᵍP_cˡ = G`` and
-    ``W_c`` of seed 002 (eqs. 20–24), since ``K⁻¹ [M; A] = [I; 0]``.
+    ``W_c`` of Ros et al. 2015 (eqs. 20–24), since ``K⁻¹ [M; A] = [I; 0]``.
     """
     n, m = M_H.shape[0], A.shape[0]
     K_hat = _matrix(M_H, M_L, A, sc)

@@ -90,11 +90,11 @@ class AbstractPlanarModel(eqx.Module):
 
     def contact_jacobian(self, q: Config, name: str) -> Jacobian:
         """Ground-contact Jacobian ``[A_n; A_t]`` of point ``name``: row 0 the normal (+y), row 1 the
-        tangential (+x) direction (seed 000, eq. 4)."""
+        tangential (+x) direction (Font-Llagunes et al. 2012, eq. 4)."""
         return self.point_jacobian(q, name)[::-1]
 
     def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
-        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (seed 000, eq. 1 with no contact), by the unrolled
+        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (Font-Llagunes et al. 2012, eq. 1 with no contact), by the unrolled
         ``LDLᵀ`` of :func:`~difimpact._linalg.solve_spd`; a singular ``M`` (a massless segment) raises."""
         rhs = -self.bias(q, qdot) if tau is None else self._q(tau, "tau") - self.bias(q, qdot)
         return self._finite("accelerations", solve_spd(self.mass_matrix(q), rhs, "M"), "`q`, `qdot`, `tau`")

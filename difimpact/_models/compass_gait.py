@@ -48,7 +48,7 @@ class AbstractCompassWalker(AbstractWalker):
 
 
 class CompassGait(AbstractCompassWalker):
-    """Compass-gait biped with circular feet (seed 001, §4 and Fig. 1), walking down a slope.
+    """Compass-gait biped with circular feet (Font-Llagunes et al. 2010, §4 and Fig. 1), walking down a slope.
 
     Coordinates ``q = [q1, q2, q3, q4]``: ``(q1, q2)`` the centre of the stance foot's arc, ``q3`` the
     absolute angle of the stance leg, ``q4`` the swing leg relative to the stance leg, so that the swing leg
@@ -59,7 +59,7 @@ class CompassGait(AbstractCompassWalker):
     Named points: ``stance_foot``, ``swing_foot`` (arcs: lowest point, material Jacobian), ``H``.
     As a walker see :class:`AbstractCompassWalker` (section state, heel strike, scuffing).
 
-    **Arguments** (defaults of seed 001): `l` = 1 m, `m` = 5 kg, `b` = 0.5 m, `m_H` = 10 kg, `R` = 0.3 m
+    **Arguments** (defaults of Font-Llagunes et al. 2010): `l` = 1 m, `m` = 5 kg, `b` = 0.5 m, `m_H` = 10 kg, `R` = 0.3 m
     (any ``0 ≤ R ≤ l``), `g` = 9.81 m/s², `slope` ``γ`` = 0 rad (ground sloping down toward ``+x``).
     """
 
@@ -141,7 +141,7 @@ class CompassGait(AbstractCompassWalker):
         return jnp.stack([m22 * r1 - m12 * r2, m11 * r2 - m12 * r1]) / det
 
     def pre_impact_state(self, q3: ScalarLike, q3dot: ScalarLike = 1.0) -> tuple[Config, Velocity]:
-        """Symmetric heel-strike state of seed 001 (§4): ``q = [0, R, q3, 2 q3]`` (both arcs tangent to the
+        """Symmetric heel-strike state of Font-Llagunes et al. 2010 (§4): ``q = [0, R, q3, 2 q3]`` (both arcs tangent to the
         ground; the paper's ``q2 = 0`` differs by a vertical shift that does not change the impact),
         stance foot rolling without slip ``q̇1 = R q̇3``, ``q̇2 = 0``, ``q̇4 = 0``."""
         q3 = as_float("q3", q3, shape=())

@@ -10,7 +10,7 @@ from .base import AbstractPlanarModel, _solve_coordinate, root_tolerance
 
 
 class CrutchWalker(AbstractPlanarModel):
-    """Four-segment model of swing-through crutch gait (seed 000, §2 and Table 1; seed 001, §4).
+    """Four-segment model of swing-through crutch gait (Font-Llagunes et al. 2012, §2 and Table 1; Font-Llagunes et al. 2010, §4).
 
     Coordinates ``q = [q1, q2, q3, q4, q5, q6]``: ``(q1, q2)`` the feet P, ``q3`` the absolute angle of the
     legs (from the upward vertical, positive forward), ``q4`` torso relative to legs, ``q5`` upper arms
@@ -18,7 +18,7 @@ class CrutchWalker(AbstractPlanarModel):
     Chain P → hip H (legs, ``l1``) → shoulder S (torso, ``l2``) → elbow E (upper arms, ``l3``) → tip Q
     (forearms + crutches, ``l4``). Named points: ``P, H, S, E, Q``.
 
-    **Arguments** (defaults: seed 000, Table 1; both legs, both arms lumped):
+    **Arguments** (defaults: Font-Llagunes et al. 2012, Table 1; both legs, both arms lumped):
 
     - `masses`: ``(4,)`` segment masses [kg], default ``(22.54, 40.46, 3.92, 4.28)``.
     - `inertias`: ``(4,)`` centroidal inertias [kg m²], default ``(2.07, 2.66, 0.044, 0.433)``.
@@ -69,7 +69,7 @@ class CrutchWalker(AbstractPlanarModel):
     def place_crutch(self, q3: ScalarLike, q4: ScalarLike = math.radians(10.0),
                      q5: ScalarLike = math.radians(150.0)) -> Config:
         """Posture ``[0, 0, q3, q4, q5, q6]`` with ``q6`` solved so that the crutch tip Q touches the
-        ground ahead of the feet (seed 000, §5: ``q6 ≈ −24.4°`` at ``q3 = 12°``).
+        ground ahead of the feet (Font-Llagunes et al. 2012, §5: ``q6 ≈ −24.4°`` at ``q3 = 12°``).
 
         ``q6`` comes from a Newton root find (:meth:`solve_coordinate`) started with the forearm horizontal
         and pointing forward, which selects the root ahead of the feet; gradients with respect to
@@ -85,7 +85,7 @@ class CrutchWalker(AbstractPlanarModel):
     def pre_impact_state(self, q3: ScalarLike, q5dot: ScalarLike = -0.2, *, q3dot: ScalarLike = 1.0,
                          q4: ScalarLike = math.radians(10.0),
                          q5: ScalarLike = math.radians(150.0)) -> tuple[Config, Velocity]:
-        """Seed 000's pre-impact state (§5): posture from :meth:`place_crutch`, feet at rest,
+        """Font-Llagunes et al. 2012's pre-impact state (§5): posture from :meth:`place_crutch`, feet at rest,
         ``q̇ = [0, 0, q̇3, 0, q̇5, 0]`` with ``q̇3 = 1 rad/s`` by default. Angles in radians."""
         q5dot, q3dot = as_float("q5dot", q5dot, shape=()), as_float("q3dot", q3dot, shape=())
         q = self.place_crutch(q3, q4, q5)

@@ -15,9 +15,9 @@ _LEGS = ((3, "R"), (6, "L"))  # first coordinate of each leg's hip, knee, ankle
 
 
 class HeelStrikePosture(NamedTuple):
-    """Reference heel-strike posture of normal gait [rad] (seed 002, §2.2 and Fig. 1).
+    """Reference heel-strike posture of normal gait [rad] (Ros et al. 2015, §2.2 and Fig. 1).
 
-    Seed 002 bases its posture on Murray et al. (1964), Part II, Figs. 5-6 (angles defined as in the
+    Ros et al. 2015 bases its posture on Murray et al. (1964), Part II, Figs. 5-6 (angles defined as in the
     paper), but prints no numbers and its Fig. 1 is lost; Murray's joint-angle curves were not available
     either. The defaults are built from what could be sourced, at the instant of leading heel strike (0 % of
     the leading leg's cycle, about 50 % of the trailing leg's):
@@ -31,7 +31,7 @@ class HeelStrikePosture(NamedTuple):
       gait"; the Rancho Los Amigos gait syllabus at aaushi.info/A2759; sparkmotion.com "Terminal stance"):
       leading ankle neutral and leading knee nearly extended at initial contact; trailing ankle about 10°
       dorsiflexed at the end of terminal stance (heel off).
-    - **assumed** knee flexions: leading 5°, trailing 10° (near its stance minimum, as seed 002 §2.2 notes);
+    - **assumed** knee flexions: leading 5°, trailing 10° (near its stance minimum, as Ros et al. 2015, §2.2 notes);
       torso upright.
     - **derived**: the two thigh angles, solved (numerically, once; rounded to 0.1°) so that with the angles
       above and both contacts on the ground the step is 0.79 m and the trailing ankle solves to 10° of
@@ -40,7 +40,7 @@ class HeelStrikePosture(NamedTuple):
       terminal stance). With the step fixed, ξ barely depends on the trailing knee (±5°: < 0.5 point); the
       leading knee moves the ankle-only case (extended instead of 5° flexed: about +2.5 points at ω0 = −1).
 
-    Unlike the model's coordinates, these angles are **counter-clockwise** (seed 002's sense;
+    Unlike the model's coordinates, these angles are **counter-clockwise** (Ros et al. 2015's sense;
     :meth:`SevenLinkHuman.heel_strike_posture` negates them into ``q``), thighs measured from the downward
     vertical:
 
@@ -65,18 +65,18 @@ class HeelStrikePosture(NamedTuple):
 
 
 class SevenLinkHuman(AbstractPlanarModel):
-    """Seven-link sagittal human model of seed 002 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
+    """Seven-link sagittal human model of Ros et al. 2015 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
     shanks and two feet joined by revolute hips, knees and ankles.
 
-    Coordinates (seed 002, eq. 1) $q = [x, y, \\theta, \\theta_H^R, \\theta_K^R, \\theta_A^R, \\theta_H^L, \\theta_K^L, \\theta_A^L]$: ``(x, y)`` the
+    Coordinates (Ros et al. 2015, eq. 1) $q = [x, y, \\theta, \\theta_H^R, \\theta_K^R, \\theta_A^R, \\theta_H^L, \\theta_K^L, \\theta_A^L]$: ``(x, y)`` the
     lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and
     ankle angles of the right (leading) and left (trailing) legs, each relative to the preceding segment.
     **All angles are clockwise** (positive toward +x, x forward, y up), the project's convention
-    (CONVENTIONS.md), so each is **minus** seed 002's counter-clockwise angle: a torso leaning forward has
+    (CONVENTIONS.md), so each is **minus** Ros et al. 2015's counter-clockwise angle: a torso leaning forward has
     ``q[2] > 0``, and hip flexion, knee extension and ankle dorsiflexion are negative (knee flexion positive).
     Zero joint angles are upright standing (thighs and shanks along the torso axis, foot neutral).
 
-    Seed 002's counter-clockwise sense is kept only for the paper's inputs: the fields of
+    Ros et al. 2015's counter-clockwise sense is kept only for the paper's inputs: the fields of
     :class:`HeelStrikePosture`, the `torso` angle θ ("negative values of θ indicate that the torso is leaning
     forward", §4.2) and the push-off rate `omega0` ("negative values push the body upwards", §4.1) of
     :meth:`heel_strike_posture` and :meth:`heel_strike_state`, which convert them (``q[2] = −θ``,
@@ -87,9 +87,9 @@ class SevenLinkHuman(AbstractPlanarModel):
 
     **Arguments:**
 
-    - `body_mass` [kg] (75, seed 002 §2.1), `height` [m] (1.77: the mean stature of Dumas et al. 2007's male
+    - `body_mass` [kg] (75, Ros et al. 2015, §2.1), `height` [m] (1.77: the mean stature of Dumas et al. 2007's male
       sample, so that the default reproduces its mean subject's segment lengths).
-    - `table`: an :class:`~difimpact.AnthropometricTable`, default ``DUMAS_2007_MALE`` (seed 002 uses Dumas
+    - `table`: an :class:`~difimpact.AnthropometricTable`, default ``DUMAS_2007_MALE`` (Ros et al. 2015 uses Dumas
       et al. 2007); ``WINTER_2009`` is the alternative. See :func:`~difimpact.scale_segments`.
     - Overrides (keyword-only, taking precedence over the table), order HAT, thigh, shank, foot:
       `masses` ``(4,)`` [kg], `inertias` ``(4,)`` centroidal [kg m²], `com` ``(4, 2)`` centres of mass
@@ -161,10 +161,10 @@ class SevenLinkHuman(AbstractPlanarModel):
                             posture: HeelStrikePosture = HeelStrikePosture()) -> Config:
         """Heel-strike configuration with the leading heel ``CAL_R`` and the trailing ``MH_L`` on the ground.
 
-        `torso` θ (default ``posture.torso``) and the `posture` angles are counter-clockwise, as in seed 002
+        `torso` θ (default ``posture.torso``) and the `posture` angles are counter-clockwise, as in Ros et al. 2015
         (negative θ: leaning forward, §4.2); the returned ``q`` is clockwise (class docstring), ``q[2] = −θ``.
         The thighs keep their absolute angles from `posture` whatever θ, so ``θ_H = thigh − θ`` (paper's
-        sense): varying θ moves the torso only, as in seed 002's simulation group II (§4.2). ``x = 0``; ``y``
+        sense): varying θ moves the torso only, as in Ros et al. 2015's simulation group II (§4.2). ``x = 0``; ``y``
         puts ``CAL_R`` on the ground; the trailing ankle angle $\\theta_A^L$ puts ``MH_L`` on the ground, in closed
         form: with the foot rotated by β (counter-clockwise) from neutral, ``MH_y = A_y + ρ sin(β + γ)`` with
         ``(ρ, γ)`` the polar form of ``mh``, so ``β = asin(−A_y/ρ) − γ`` (the branch through the neutral foot).
@@ -186,7 +186,7 @@ class SevenLinkHuman(AbstractPlanarModel):
     def heel_strike_state(self, omega0: ScalarLike = -1.0, torso: ScalarLike | None = None, *,
                           v0: ScalarLike = 1.61,
                           posture: HeelStrikePosture = HeelStrikePosture()) -> tuple[Config, Velocity]:
-        """Pre-impact state of seed 002 (§2.2, eq. 3): configuration from :meth:`heel_strike_posture`, and
+        """Pre-impact state of Ros et al. 2015 (§2.2, eq. 3): configuration from :meth:`heel_strike_posture`, and
         ``q̇⁻`` the solution of the nine linear kinematic conditions
 
         $$
@@ -194,7 +194,7 @@ class SevenLinkHuman(AbstractPlanarModel):
         \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
         $$
 
-        with ``v0 = 1.61 m/s`` (seed 002 §2.2) and the push-off rate `omega0` (−1 rad/s in seed 002 §4.2-4.3),
+        with ``v0 = 1.61 m/s`` (Ros et al. 2015, §2.2) and the push-off rate `omega0` (−1 rad/s in Ros et al. 2015, §4.2-4.3),
         counter-clockwise as in the paper (negative pushes the body up, §4.1): in the model's clockwise
         coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the
         model parameters.

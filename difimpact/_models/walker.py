@@ -72,7 +72,7 @@ class AbstractWalker(AbstractPlanarModel):
 
     def heel_strike(self, q: Config, qdot: Velocity) -> HeelStrike:
         """The impulsive impact of :func:`~difimpact.impact` at heel strike: ``swing_foot`` collides and sticks,
-        ``stance_foot`` is unilateral (it lifts off or stays; seed 003, eq. 4)."""
+        ``stance_foot`` is unilateral (it lifts off or stays; Font & Kövecses 2008, eq. 4)."""
         sol = impact(self, q, qdot, stick=("swing_foot",), unilateral=("stance_foot",), throw=False)
         return HeelStrike(sol.qdot_plus[2:], sol.loss, sol.lifted_off[0], sol.unilateral_velocity[0], sol.result)
 

@@ -11,9 +11,9 @@ the second giving the ground's force ``F = (F_t, F_n)`` on the stance foot. An a
 of ``B`` is $(\partial \theta_a/\partial q - \partial \theta_b/\partial q)^T$: joint torques for any tree, whatever its coordinates.
 
 Heel strike is the impulsive impact of :func:`~difimpact.constrained_impact` with the swing foot sticking and the
-trailing foot free, $M (\dot{q}^+ - \dot{q}^-) = A^T \lambda$, $A \dot{q}^+ = 0$ with ``A`` the swing foot's Jacobian (seed 003, eq. 3;
+trailing foot free, $M (\dot{q}^+ - \dot{q}^-) = A^T \lambda$, $A \dot{q}^+ = 0$ with ``A`` the swing foot's Jacobian (Font & Kövecses 2008, eq. 3;
 Westervelt et al., *Feedback Control of Dynamic Bipedal Robot Locomotion*, 2007, §3.4.2); the trailing foot's
-post-impact normal velocity $v_{Sn}^+$ must be positive for it to lift off (seed 003, eq. 4). The legs are then
+post-impact normal velocity $v_{Sn}^+$ must be positive for it to lift off (Font & Kövecses 2008, eq. 4). The legs are then
 relabelled: every body takes the angle of its mirror image, $\theta^+ = R \theta^-$, $\dot \theta^+ = R \dot q^+_\theta$.
 """
 

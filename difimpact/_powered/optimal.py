@@ -19,9 +19,9 @@ class OptimalGait(eqx.Module):
     - `t` ``(G,)``, `theta` ``(G, j)``, `theta_dot` ``(G, j)``, `u` ``(G, k)``: the collocation solution, from
       just after one heel strike (``t = 0``) to just before the next (``t = T``).
     - `cost`: the objective's value; `step_time`, `step_length` [m], `speed` [m/s].
-    - `impact_loss` [J], `xi` (loss / ``T⁻``), `xi_I` (``T_c⁻/T⁻``, seed 003 eq. 23), `lift_off_speed`
+    - `impact_loss` [J], `xi` (loss / ``T⁻``), `xi_I` (``T_c⁻/T⁻``, Font & Kövecses 2008, eq. 23), `lift_off_speed`
       ($v_{Sn}^+$ [m/s], the trailing foot's normal velocity after heel strike, positive when it lifts off;
-      seed 003, eq. 4), `impulses` (the swing foot's ``(λ_n, λ_t)`` [N s]).
+      Font & Kövecses 2008, eq. 4), `impulses` (the swing foot's ``(λ_n, λ_t)`` [N s]).
     - `theta_dot_plus`: post-impact joint rates after the relabelling (``= theta_dot[0]`` at a solution).
     - `ground_force` ``(G, 2)``: ``(F_t, F_n)`` on the stance foot [N].
     - `positive_work`, `net_work` [J]: ``∫ Σ max(0, u ω) dt`` and ``∫ Σ u ω dt`` by the method's quadrature.

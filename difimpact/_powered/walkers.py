@@ -1,4 +1,4 @@
-"""The powered walkers of the papers: Kelly's five-link biped and seed 003's biped with a torso, and Kelly's
+"""The powered walkers of the papers: Kelly's five-link biped and Font & Kövecses 2008's biped with a torso, and Kelly's
 optimal-gait problem."""
 
 import math
@@ -26,7 +26,7 @@ def five_link_walker(model: FiveLinkBiped | None = None) -> PoweredBiped:
 
 
 def biped_torso_walker(model: BipedWithTorso | None = None) -> PoweredBiped:
-    """Seed 003's :class:`~difimpact.BipedWithTorso` walking on its point feet, the right leg in stance, powered by
+    """Font & Kövecses 2008's :class:`~difimpact.BipedWithTorso` walking on its point feet, the right leg in stance, powered by
     two hip torques: torso against the stance leg, swing leg against the torso."""
     model = BipedWithTorso() if model is None else model
     instance("model", model, BipedWithTorso)
