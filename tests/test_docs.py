@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import jax
@@ -26,6 +27,57 @@ def _hooks():
     return module
 
 
+# Maths must reach the reader as LaTeX inside the arithmatex elements that KaTeX renders: RST maths, raw LaTeX or
+# caret notation anywhere else in a built page (prose, tables, inline code) is a failure.
+MATH_CHECKS = {"rst math": re.compile(r"\.\. math::|:math:`"),
+          "raw latex": re.compile(r"\$\$|\\begin\{|\\(?:frac|dot|mathrm|top|sqrt)\b"),
+          "caret": re.compile(r"[\w)\]⁺⁻*]\^[-+\w({]")}
+
+
+class _Prose(HTMLParser):
+    """The text of a page outside <pre>, <script>, <style>, <textarea> and the arithmatex elements (each skipped
+    element is closed by the end tag of its own name at its own nesting depth)."""
+    SKIP = {"pre", "script", "style", "textarea"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.skip_tag, self.depth, self.text = None, 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if self.skip_tag is not None:
+            self.depth += tag == self.skip_tag
+        elif tag in self.SKIP or {"arithmatex", "clipboard-copy-txt"} & set((dict(attrs).get("class") or "").split()):
+            self.skip_tag, self.depth = tag, 1
+
+    def handle_endtag(self, tag):
+        if tag == self.skip_tag:
+            self.depth -= 1
+            if self.depth == 0:
+                self.skip_tag = None
+
+    def handle_data(self, data):
+        if self.skip_tag is None:
+            self.text.append(data)
+
+
+def prose(html: str) -> str:
+    parser = _Prose()
+    parser.feed(html)
+    return " ".join(parser.text)
+
+
+
+def raw_math(site: Path) -> list[str]:
+    """``page: kind: context`` for every piece of maths outside the rendered elements of the built site."""
+    found = []
+    for page in sorted(site.rglob("*.html")):
+        text = prose(page.read_text())
+        for kind, rx in MATH_CHECKS.items():
+            found += [f"{page.relative_to(site)}: {kind}: {text[max(0, m.start() - 30):m.end() + 20]!r}"
+                      for m in rx.finditer(text)]
+    return found
+
+
 def test_mkdocs_build_strict(tmp_path):
     site = tmp_path / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
@@ -37,6 +89,9 @@ def test_mkdocs_build_strict(tmp_path):
     assert len(names) > 40
     missing = [n for n in names if f'id="difimpact.{n}"' not in api]
     assert not missing, f"public names without an API entry: {missing}"
+    raw = raw_math(site)
+    assert not raw, "maths not written as LaTeX:\n" + "\n".join(raw[:30])
+    assert "seed 00" not in "".join(p.read_text().lower() for p in site.rglob("*.html")), "papers by author and year"
 
 
 # The files whose ``<!-- test: run -->`` blocks run, in this order, in one namespace.
