@@ -77,8 +77,8 @@ def _list(entries: list[dict], verbose: bool) -> None:
 
 
 class _Version(argparse.Action):
-    """``--version``, read from the installed metadata only when asked (``importlib.metadata`` takes a tenth of a
-    second to import)."""
+    """``--version``, read from the installed metadata only when asked: ``importlib.metadata`` is slow to import,
+    and ``--help`` and ``list`` need none of it."""
 
     def __init__(self, option_strings, dest, **kwargs):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit", **kwargs)

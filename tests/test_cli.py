@@ -110,7 +110,8 @@ def test_help_version_and_list_do_not_import_jax():
             "            pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'difimpact', 'numpy')))\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and run.stdout.strip() == "[]", (run.stdout, run.stderr[-3000:])
+    stale = "catalogue.json out of date? `python -m difimpact._experiments.catalogue` writes it again"
+    assert run.returncode == 0 and run.stdout.strip() == "[]", (stale, run.stdout, run.stderr[-3000:])
 
 
 def test_catalogue_is_the_registry_s():
@@ -119,6 +120,11 @@ def test_catalogue_is_the_registry_s():
     fresh = "run `python -m difimpact._experiments.catalogue` to write it again"
     assert stored["experiments"] == catalogue.entries(), fresh
     assert stored["fingerprint"] == _difimpact_cli.fingerprint(catalogue.PATH.parent), fresh
+    assert _difimpact_cli.catalogue() == catalogue.entries()
+
+
+def test_a_stale_catalogue_gives_way_to_the_registry(monkeypatch):
+    monkeypatch.setattr(_difimpact_cli, "fingerprint", lambda folder: "edited since")
     assert _difimpact_cli.catalogue() == catalogue.entries()
 
 

@@ -18,8 +18,8 @@ PATH = pathlib.Path(__file__).with_name("catalogue.json")
 
 def entries() -> list[dict]:
     """The registered experiments in order: name, paper (author–year), paper_full, target, description."""
-    return [dict(name=e.name, paper=e.reference.short() if e.reference else "",
-                 paper_full=str(e.reference) if e.reference else "", target=e.target, description=e.description)
+    return [{"name": e.name, "paper": e.reference.short() if e.reference else "",
+             "paper_full": str(e.reference) if e.reference else "", "target": e.target, "description": e.description}
             for e in REGISTRY.values()]
 
 
@@ -27,7 +27,7 @@ def write(path: pathlib.Path = PATH) -> None:
     """Write the catalogue of the registry, with the hash of the sources it comes from."""
     from _difimpact_cli import fingerprint
 
-    data = dict(fingerprint=fingerprint(pathlib.Path(__file__).parent), experiments=entries())
+    data = {"fingerprint": fingerprint(pathlib.Path(__file__).parent), "experiments": entries()}
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
