@@ -7,6 +7,7 @@ import importlib.util
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 import difimpact
 
@@ -167,3 +169,18 @@ def test_bodies_by_name_equal_bodies_by_index():
         assert "'z'" in str(err) and "'a'" in str(err)
     else:
         raise AssertionError("an unknown parent name must raise")
+
+
+@pytest.mark.slow
+def test_equations_render_in_chromium(tmp_path):
+    """The built site's equations render (KaTeX in headless Chromium): impulsive page and an API page."""
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("no chromium")
+    site = tmp_path / "site"
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
+                   cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+    spec = importlib.util.spec_from_file_location("shots", ROOT / "docs" / "scripts" / "screenshot_equations.py")
+    shots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shots)
+    assert not shots.check(site, tmp_path / "shots")
