@@ -57,7 +57,7 @@ def _check_constraints(m, name) -> None:
     base lacks): checked after planarity."""
     if m.neq:
         kinds = {0: "connect: a closed loop", 1: "weld", 2: "joint coupling", 3: "tendon coupling"}
-        found = [f"{name(_EQUALITY, i) or i} ({kinds.get(int(m.eq_type[i]), 'constraint')})" for i in range(m.neq)]
+        found = [f"{name(_EQUALITY, i)} ({kinds.get(int(m.eq_type[i]), 'constraint')})" for i in range(m.neq)]
         raise ValueError(f"the model has equality constraints {found}: a planar tree has no closed loops or "
                          "coupled joints.")
     for j in range(m.njnt):
@@ -77,7 +77,7 @@ def _links(m, d, name, moving) -> tuple[list[Link], dict]:
         inertia = np.where(m.body_inertia[b] <= MJ_MINVAL, 0.0, m.body_inertia[b])  # the writer's placeholders
         index[b] = len(links)
         links.append(Link(
-            name(_BODY, b) or f"body{b}", index.get(int(m.body_parentid[b]), -1),
+            name(_BODY, b), index.get(int(m.body_parentid[b]), -1),
             None if j is None else name(_JOINT, j), None if j is None else d.xaxis[j].copy(),
             None if j is None else d.xanchor[j].copy(), 0.0 if j is None else float(m.qpos0[m.jnt_qposadr[j]]),
             0.0 if m.body_mass[b] <= MJ_MINVAL else float(m.body_mass[b]), d.xipos[b].copy(),
@@ -109,7 +109,7 @@ def from_mjcf(source, *, points=None) -> TreeModel:
     the floating base; a missing one is added as ``"x"`` or ``"y"``) and a hinge, and hinges about one common
     horizontal axis below it. The plane's up direction is the vertical slide, else against ``opt.gravity``;
     gravity at an angle to the slides is a ground slope. Coordinates keep the file's joint names and values
-    (``q[i]`` is the joint's ``qpos``); without slides the base coordinates are ``"x", "y"`` and the file's
+    (``q[i]`` is the joint's ``qpos``; an unnamed joint is ``"joint<id>"``); without slides the base coordinates are ``"x", "y"`` and the file's
     position is ``(0, 0)``. A hinge's ``armature`` (rotor inertia) is added to ``M``'s diagonal, as
     ``mj_fullM`` does. A mass or principal inertia at or below MuJoCo's minimum (``mjMINVAL`` = 1e-15, the
     placeholder of a massless moving body) reads as zero.
@@ -131,7 +131,8 @@ def from_mjcf(source, *, points=None) -> TreeModel:
     m = _compile(source)
     d = mujoco.MjData(m)
     mujoco.mj_kinematics(m, d)
-    name = lambda kind, i: mujoco.mj_id2name(m, kind, i)  # noqa: E731
+    prefix = {_BODY: "body", _JOINT: "joint", _SITE: "site", _EQUALITY: "equality"}
+    name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or f"{prefix[kind]}{i}"  # noqa: E731  (unnamed: by id)
     moving = [b for b in range(1, m.nbody) if m.body_weldid[b] != 0]
     roots = [b for b in moving if m.body_parentid[b] == 0 or m.body_weldid[m.body_parentid[b]] == 0]
     if len(roots) != 1:
@@ -142,7 +143,7 @@ def from_mjcf(source, *, points=None) -> TreeModel:
               if m.jnt_type[j] == _SLIDE]
     base = base_from_slides(slides, _up(m), f"body {name(_BODY, roots[0])!r}")
     links, index = _links(m, d, name, moving)
-    sites = _point_order(m, [Site(name(_SITE, s) or f"site{s}", index[int(m.site_bodyid[s])], d.site_xpos[s].copy())
+    sites = _point_order(m, [Site(name(_SITE, s), index[int(m.site_bodyid[s])], d.site_xpos[s].copy())
                              for s in range(m.nsite) if int(m.site_bodyid[s]) in index])
     model = planar_model(links, select_sites(sites, links, points), up=_up(m),
                          g=float(np.linalg.norm(m.opt.gravity)), base=base)

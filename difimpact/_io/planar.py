@@ -147,6 +147,30 @@ def sagittal_axes(up, links: Sequence[Link], base: Base = Base()) -> tuple[np.nd
     return u, f, a, float(np.arctan2(-(g_up @ f), g_up @ u))
 
 
+def _check_finite(links: Sequence[Link], sites: Sequence[Site]) -> None:
+    """Finite numbers whose mass matrix stays finite: ``Σ m (Σ |r|)² + Σ I`` bounds its entries."""
+    extents = []
+    for link in links:
+        for what, value in (("mass", link.mass), ("centre of mass", link.com), ("inertia", link.inertia),
+                            ("joint position", link.anchor), ("armature", link.armature)):
+            if value is not None and not np.all(np.isfinite(value)):
+                raise ValueError(f"body {link.name!r}: its {what} is not finite ({value}).")
+        anchor = 0.0 if link.anchor is None else float(np.abs(link.anchor).sum())
+        extents.append((float(np.abs(link.com).sum()) + anchor, f"body {link.name!r}"))
+    for site in sites:
+        if not np.all(np.isfinite(site.position)):
+            raise ValueError(f"point {site.name!r}: its position is not finite ({site.position}).")
+        extents.append((float(np.abs(site.position).sum()), f"point {site.name!r}"))
+    with np.errstate(over="ignore"):
+        size = np.float64(sum(e for e, _ in extents))
+        bound = sum(link.mass for link in links) * size ** 2 + sum(float(np.abs(link.inertia).sum()) for link in links)
+    if not np.isfinite(bound):
+        far, name = max(extents)
+        raise ValueError(f"the model's mass matrix overflows: {name} lies {far:.3g} m from the origin, with a total "
+                         f"mass of {sum(link.mass for link in links):.3g} kg; a length or mass in the file is out of "
+                         "range.")
+
+
 def planar_model(links: Sequence[Link], sites: Sequence[Site], *, up, g: float, base: Base = Base()) -> TreeModel:
     """The :class:`~difimpact.TreeModel` of ``links`` (parents first) and ``sites``.
 
@@ -154,6 +178,7 @@ def planar_model(links: Sequence[Link], sites: Sequence[Site], *, up, g: float, 
     hinge is not at the base point (the file's slides move a body whose hinge is elsewhere), a massless
     welded body ``"base"`` carries the offset. Each armature becomes a rotor body (module docstring).
     """
+    _check_finite(links, sites)
     u, f, a, slope = sagittal_axes(up, links, base)
     local = lambda d: (float(d @ u), float(d @ f))  # noqa: E731
     base_point = base.reference[0] * f + base.reference[1] * u

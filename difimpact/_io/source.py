@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+_ARTICLE = {"MJCF": "an MJCF", "URDF": "a URDF", "OpenSim .osim": "an OpenSim .osim"}
 _READERS = {"mujoco": "from_mjcf", "robot": "from_urdf", "OpenSimDocument": "from_osim"}
 # OpenSim 4 writes nested class names as tags (``<HuntCrossleyForce::ContactParameters>``), which XML does not
 # allow in a name; the importer reads them as ``HuntCrossleyForce__ContactParameters``.
@@ -19,12 +20,13 @@ def read_text(source, what: str) -> tuple[str, str]:
     if isinstance(source, bytes):
         source = source.decode("utf-8", errors="replace")
     if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(f"`source` must be a path to a {what} file or its XML text, got {type(source).__name__}.")
+        raise TypeError(f"`source` must be a path to {_ARTICLE.get(what, what)} file or its XML text, got "
+                        f"{type(source).__name__}.")
     text = os.fspath(source)
     if text.lstrip().startswith("<"):
         return text, f"the {what} text"
     if os.path.isdir(text):
-        raise ValueError(f"`source`: {text!r} is a directory, not a {what} file.")
+        raise ValueError(f"`source`: {text!r} is a directory, not {_ARTICLE.get(what, what)} file.")
     if not os.path.exists(text):
         raise ValueError(f"`source`: no {what} file {text!r} (pass a path or the XML text).")
     try:
@@ -56,12 +58,12 @@ def floats(text, count: int | None, where: str, *, default=None) -> np.ndarray:
     blank. Raises ``ValueError`` naming `where`."""
     if text is None or not str(text).strip():
         if default is None:
-            raise ValueError(f"{where} is missing.")
+            raise ValueError(f"{where} is missing (it has no value).")
         return np.asarray(default, dtype=float)
     try:
         values = np.array(str(text).split(), dtype=float)
     except ValueError:
-        raise ValueError(f"{where} must be numbers, got {text!r}.") from None
+        raise ValueError(f"{where} must be {'a number' if count == 1 else 'numbers'}, got {text!r}.") from None
     if count is not None and values.shape != (count,):
         raise ValueError(f"{where} must be {count} number{'s' if count > 1 else ''}, got {text!r}.")
     if not np.all(np.isfinite(values)):
