@@ -534,3 +534,16 @@ def test_errors_under_jit_and_vmap(posture):
     assert np.all(np.isfinite(f(jnp.zeros(2))))
     with pytest.raises(Exception, match="not on the ground"):
         f(jnp.array([0.0, 0.1]))
+
+
+def test_ground_check_scales_with_the_model():
+    """``ground_tol`` is relative to the model's extent (joints, centres of mass, points), not to the distance
+    between named points: a model with one named point accepts a contact left 2e-16 m off by rounding."""
+    tree = di.PlanarTree.build(3, [di.Body("rod", None, 2, 1.0, 0.1, (0.5, 0.0))], [di.Point("tip", 0, (1.0, 0.0))])
+    model = di.TreeModel(tree)
+    q, qd = jnp.array([0.0, 1.0, jnp.pi]), jnp.array([0.3, -1.0, 0.5])  # the rod hangs, its tip at y ≈ 0
+    q = q.at[1].add(-model.point(q, "tip")[1] + 2e-16)  # |y| = 2.2e-16
+    s = di.impact(model, q, qd, stick=("tip",))
+    np.testing.assert_allclose(model.contact_jacobian(q, "tip") @ s.qdot_plus, 0.0, atol=1e-15)
+    with pytest.raises(Exception, match="not on the ground"):
+        di.impact(model, q.at[1].add(1e-5), qd, stick=("tip",))  # 1e-5 m off a 1 m rod

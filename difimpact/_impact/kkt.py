@@ -123,8 +123,15 @@ def diagnose(M, A, active=None):
         _, _, r = row_basis(A_hat, m, _RANK_RTOL)
         redundant = r[-1] <= _RANK_RTOL * r[0]
     scale = jnp.max(jnp.abs(M))
-    Q, _, _ = row_basis(jnp.concatenate([M / jnp.where(scale > 0, scale, 1.0), A_hat]), n, _RANK_RTOL)
-    return redundant, jnp.eye(n, dtype=M.dtype) - _outer_sum(Q)
+    Q, kept, _ = row_basis(jnp.concatenate([M / jnp.where(scale > 0, scale, 1.0), A_hat]), n, _RANK_RTOL)
+    return redundant, _complement(Q, kept)
+
+
+def _complement(Q, kept):
+    """``I − QᵀQ``, the projector onto the complement of the rows of `Q`, exactly ``0`` when all are kept: its
+    rounding (``ε`` over the smallest kept residual) would otherwise add a spurious mass along a light direction."""
+    n = Q.shape[1]
+    return jnp.where(jnp.all(kept), 0.0, jnp.eye(n, dtype=Q.dtype) - _outer_sum(Q))
 
 
 @full_precision
@@ -175,8 +182,8 @@ def _unseen(M_H, A, M_L):
     directions along which no body with mass moves and no constraint acts."""
     M_H, A, M_L = jax.lax.stop_gradient((M_H, A, M_L))
     unit = lambda X: X / jnp.where(jnp.max(jnp.abs(X)) > 0, jnp.max(jnp.abs(X)), 1.0)
-    Q, _, _ = row_basis(jnp.concatenate([unit(M_H), _row_normalise(A), unit(M_L)]), M_H.shape[0], _RANK_RTOL)
-    return jnp.eye(M_H.shape[0], dtype=M_H.dtype) - _outer_sum(Q)
+    Q, kept, _ = row_basis(jnp.concatenate([unit(M_H), _row_normalise(A), unit(M_L)]), M_H.shape[0], _RANK_RTOL)
+    return _complement(Q, kept)
 
 
 def _scaling(M_H, M_L, A, P_N, P_U, dropped, unit_masses, redundant) -> Scaling:
