@@ -13,7 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import difimpact as di
 
@@ -253,7 +254,7 @@ def test_mutated_urdf_is_clear_error_or_pinocchios_mass_matrix(data):
 @given(data=st.data())
 def test_mutated_osim_is_clear_error_or_a_sane_model(data):
     text = WALKER.replace("HuntCrossleyForce::", "HuntCrossleyForce__")
-    what, mutated = data.draw(_mutation(text))
+    _, mutated = data.draw(_mutation(text))
     model = _clear_or_model(di.from_osim, mutated)
     if model is not None:
         _sane(model, np.random.default_rng(2))

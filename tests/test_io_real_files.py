@@ -66,7 +66,7 @@ def test_gymnasium_mass_matrix_and_bias_match_mujoco(name, rng):
         mass, bias = (np.asarray(x) for x in fns(jnp.asarray(qq), jnp.asarray(vv)))
         np.testing.assert_allclose(mass[np.ix_(idx, idx)], full, rtol=0, atol=1e-12)
         np.testing.assert_allclose(bias[idx], d.qfrc_bias, rtol=0, atol=1e-11)
-    bare = di.from_mjcf(re.sub(r'armature="[^"]*"', 'armature="0"', open(path).read()))
+    bare = di.from_mjcf(re.sub(r'armature="[^"]*"', 'armature="0"', Path(path).read_text()))
     q = jnp.asarray(np.concatenate([[0.1, 0.2], rng.uniform(-1, 1, model.n - 2)]))
     np.testing.assert_allclose(model.mass_matrix(q) - bare.mass_matrix(q),
                                np.diag([armature.get(c, 0.0) for c in model.coordinate_names]), atol=1e-14)

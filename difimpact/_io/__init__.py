@@ -2,6 +2,7 @@
 out (``writer.py``)."""
 
 from .mjcf import from_mjcf as from_mjcf
-from .urdf import from_urdf as from_urdf
 from .osim import from_osim as from_osim
-from .writer import to_mjcf as to_mjcf, to_urdf as to_urdf
+from .urdf import from_urdf as from_urdf
+from .writer import to_mjcf as to_mjcf
+from .writer import to_urdf as to_urdf

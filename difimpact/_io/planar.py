@@ -21,7 +21,8 @@ turns with that joint's coordinate alone: ``M`` gains it on its diagonal, ``M_kk
 by ``q_k`` only (:data:`ROTOR` names it), whose angular velocity is ``q̇_k``.
 """
 
-from typing import Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -119,11 +120,12 @@ def unit(v, what: str) -> np.ndarray:
     return v / norm
 
 
-def sagittal_axes(up, links: Sequence[Link], base: Base = Base()) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def sagittal_axes(up, links: Sequence[Link], base: Base | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """``(u, f, a, γ)``: up, forward, the hinge axis ``a = u × f`` and the slope ``γ`` of gravity (along ``−up``
     in the file) in the plane. The base's slides give ``f`` and ``u`` (one slide: the other is ``a``'s normal in
     the plane of gravity and the slide); without them ``u = up`` and ``f = ±(a₁ × u)`` for the first hinge's axis
     ``a₁``, its sign chosen so that its largest component is positive, and ``γ = 0``."""
+    base = Base() if base is None else base
     g_up = unit(up, "the upward direction")
     if base.forward is not None and base.up is not None:
         f, u = unit(base.forward, "forward"), unit(base.up, "up")
@@ -171,13 +173,14 @@ def _check_finite(links: Sequence[Link], sites: Sequence[Site]) -> None:
                          "range.")
 
 
-def planar_model(links: Sequence[Link], sites: Sequence[Site], *, up, g: float, base: Base = Base()) -> TreeModel:
+def planar_model(links: Sequence[Link], sites: Sequence[Site], *, up, g: float, base: Base | None = None) -> TreeModel:
     """The :class:`~difimpact.TreeModel` of ``links`` (parents first) and ``sites``.
 
     Raises ``ValueError`` naming the joint whose axis is not the common sagittal axis. When a root body's
     hinge is not at the base point (the file's slides move a body whose hinge is elsewhere), a massless
     welded body ``"base"`` carries the offset. Each armature becomes a rotor body (module docstring).
     """
+    base = Base() if base is None else base
     _check_finite(links, sites)
     u, f, a, slope = sagittal_axes(up, links, base)
     local = lambda d: (float(d @ u), float(d @ f))  # noqa: E731

@@ -138,8 +138,8 @@ def to_mjcf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
     lines += body(root, 2) + ["  </worldbody>"]
     written = [p for i in _depth_first(frames, root) for p, _ in frames[i].points]
     if written != list(tree.point_names):  # MuJoCo numbers sites depth-first: record the model's order
-        lines += ["  <custom>", f'    <text name="{POINT_ORDER}" data="{_q(json.dumps(list(tree.point_names)))}"/>',
-                  "  </custom>"]
+        order = _q(json.dumps(list(tree.point_names)))
+        lines += ["  <custom>", f'    <text name="{POINT_ORDER}" data="{order}"/>', "  </custom>"]
     lines.append("</mujoco>")
     return "\n".join(lines) + "\n"
 
@@ -165,7 +165,7 @@ def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
     and reduction 1, and one massless link per named point on a fixed joint, in the model's point order.
     Pinocchio's ``buildModelFromXML`` and :func:`from_urdf` read it with the model's coordinates and points in
     the same order. Gravity along a slope is not written (URDF has none): pass ``g`` to :func:`from_urdf`."""
-    tree, frames, root = _checked(model, "URDF")
+    tree, frames, _ = _checked(model, "URDF")
     names = model.coordinate_names
     clash = sorted(set(tree.point_names) & set(tree.body_names))
     if clash:
@@ -189,8 +189,8 @@ def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
                 f'<mass value="{r(fr.mass)}"/><inertia ixx="{r(fr.inertia)}" iyy="{r(fr.inertia)}" '
                 f'izz="{r(fr.inertia)}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
 
-    parts = [f'<robot name="{_q(name)}">', f'<link name="{_q(world)}"/><link name="{_q(base_x)}"/>'
-             f'<link name="{_q(base_y)}"/>', joint(names[0], "prismatic", world, base_x, axis="1 0 0"),
+    parts = [f'<robot name="{_q(name)}">', (f'<link name="{_q(world)}"/><link name="{_q(base_x)}"/>'
+                                            f'<link name="{_q(base_y)}"/>'), joint(names[0], "prismatic", world, base_x, axis="1 0 0"),
              joint(names[1], "prismatic", base_x, base_y, axis="0 0 1")]
     joint_names = set(names)
     for i, (fr, parent) in enumerate(zip(frames, tree.parent)):
@@ -210,6 +210,6 @@ def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
                          '</transmission>')
     local = np.asarray(tree.point_local, dtype=float)
     for k, (point, body) in enumerate(zip(tree.point_names, tree.point_body)):
-        parts += [f'<link name="{_q(point)}"/>', joint(_fresh(f"{point}_point", joint_names), "fixed",
-                                                       tree.body_names[body], point, local[k])]
+        weld = joint(_fresh(f"{point}_point", joint_names), "fixed", tree.body_names[body], point, local[k])
+        parts += [f'<link name="{_q(point)}"/>', weld]
     return "".join(parts) + "</robot>"
