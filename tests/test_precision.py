@@ -103,3 +103,22 @@ def test_every_matrix_product_is_traced_at_full_precision():
         assert products, name
         loose = [source for precision, source in products if "HIGHEST" not in precision]
         assert not loose, f"{name}: {len(loose)} of {len(products)} products at default precision, e.g. {loose[:3]}"
+
+
+def test_constrained_impact_accurate_to_the_conditioning():
+    """``constrained_impact`` on seed 003's biped with light legs (``cond(K)`` 1e5…1e9) agrees with LAPACK's
+    pivoted LU to ``cond(K) ε`` and reports a leg of 1e-8 kg (rank-deficient to 1e-10) as undetermined."""
+    solve = jax.jit(lambda M, A, qd: di.constrained_impact(M, A, qd, throw=False))
+    for m in (1e-2, 1e-4, 1e-6, 1e-8):
+        model = di.BipedWithTorso(m=m, m_H=20.0, m_T=10.0)
+        q, qd = model.pre_impact_state(np.radians(45.0))
+        M, A = model.mass_matrix(q), model.contact_jacobian(q, "P_L")
+        s = solve(M, A, qd)
+        K = np.block([[M, -A.T], [A, np.zeros((2, 2))]])
+        ref = qd + np.linalg.solve(K, np.concatenate([np.zeros(5), -A @ qd]))[:5]
+        if m < 1e-7:
+            assert s.result == di.ImpactResults.undetermined
+            continue
+        assert s.result == di.ImpactResults.successful
+        err = np.max(np.abs(s.qdot_plus - ref)) / np.max(np.abs(ref))
+        assert err < 100 * np.linalg.cond(K) * np.finfo(float).eps, (m, err)

@@ -266,7 +266,13 @@ def impact(
       serves every blocking case, ``vmap`` over cases included, where each set of `blocked` keys compiles its
       own.
     - `unilateral_tangent`: ``"free"``, ``"stick"`` or ``"always"``, see 3.
-    - `massless`, `throw`: as in :func:`constrained_impact`.
+    - `massless`: what a coordinate that no body with mass moves and no constraint holds gets: ``"error"``
+      (default) reports ``ImpactResults.undetermined``; ``"keep"`` keeps its pre-impact velocity (derivatives
+      are those of the limit below); ``"limit"`` the limit of vanishing masses (every massless body a point mass
+      ``ε → 0⁺`` at its centre: the change of velocity carries none of their momentum along that coordinate).
+      Bodies much lighter than the rest are not massless: their rates are solved at their own scale, and tend
+      to the ``"limit"`` value continuously as their masses vanish.
+    - `throw`: raise on a failed result (else return it in ``result``).
 
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
 
