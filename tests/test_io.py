@@ -2,8 +2,6 @@
 the crutch walker written as URDF and MJCF and read back (same M, impacts, gradients), clear errors for what is
 not planar."""
 
-import importlib.util
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -23,8 +21,6 @@ try:
 except ImportError:
     pin = None
 needs_mjcf = pytest.mark.skipif(mujoco is None, reason="the `mjcf` extra (mujoco) is not installed")
-needs_urdf = pytest.mark.skipif(importlib.util.find_spec("yourdfpy") is None,
-                                reason="the `urdf` extra (yourdfpy) is not installed")
 needs_pinocchio = pytest.mark.skipif(pin is None, reason="pinocchio (in the `test` extra) is not installed")
 
 # A planar walker exercising what the compiler resolves: class defaults (joint axis, armature), inertia from
@@ -155,7 +151,6 @@ def _pinocchio_mass_matrix(xml, names, qs):
     return np.stack(out)
 
 
-@needs_urdf
 @needs_pinocchio
 def test_urdf_mass_matrix_matches_pinocchio_crba(rng):
     model = di.from_urdf(WALKER_URDF)
@@ -186,7 +181,6 @@ def round_trip():
 
 
 @needs_mjcf
-@needs_urdf
 @pytest.mark.parametrize("fmt", ["urdf", "mjcf"])
 def test_crutch_walker_round_trip(round_trip, fmt, rng):
     """Written out and read back, the crutch walker has the same coordinates, points, M, impact and gradients
@@ -233,7 +227,6 @@ def test_mjcf_not_planar_is_named(edit, match):
     (('type="continuous"', 'type="prismatic"'), "'knee' is prismatic"),
     (('<axis xyz="0 1 0"/></joint>', '<axis xyz="0 1 0"/><mimic joint="hip"/></joint>'), "'knee' mimics 'hip'"),
 ])
-@needs_urdf
 def test_urdf_not_planar_is_named(edit, match):
     with pytest.raises(ValueError, match=match):
         di.from_urdf(WALKER_URDF.replace(*edit))
