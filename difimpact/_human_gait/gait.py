@@ -1,0 +1,204 @@
+r"""``human_gait``: the optimal (predictive, or tracking with :mod:`.tracking`) symmetric step of the seven-link
+human by multi-phase direct collocation (:mod:`.problem`) and :func:`~difimpact.solve_nlp`."""
+
+import importlib.resources
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._custom_types import Array, Float, Int, Scalar
+from .._impact.kkt import ImpactSolution
+from .._models.seven_link_human import SevenLinkHuman
+from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
+from .._powered import collocation
+from .._validation import flag, instance, positive
+from . import phases as ph
+from .phases import PHASES, N
+from .problem import IE, IT, ITAU, B, HumanGaitProblem, S, U, sparsity
+
+# Guessed shares of the step (heel strike to heel strike) of the phases double, heel, flat, toe.
+SHARES = (0.2, 0.05, 0.4, 0.35)
+# Bounds of the phases' durations [s]: double support and the rockers of normal gait at 1–1.6 m/s are within them.
+DURATIONS = ((0.03, 0.25), (0.01, 0.15), (0.05, 0.45), (0.05, 0.35))
+
+
+class HumanGait(eqx.Module):
+    """One optimal step of :func:`human_gait`, from just after the right heel strikes to just before the left one.
+
+    - `t` ``(G,)`` [s], `q`, `qdot` ``(G, 9)``, `u` ``(G, 6)`` [N m] at the collocation points of all phases in
+      order (a phase's last point and the next one's first are the same instant); `phase` ``(G,)`` its index in
+      :data:`~difimpact._human_gait.phases.PHASES`.
+    - `grf` ``(G, 2, 2)``: the ground's force on the right and the left foot, ``(F_x, F_y)`` [N].
+    - `durations` ``(4,)`` [s]; `step_time` [s], `step_length` [m] (heel to heel), `speed` [m/s].
+    - `cost`: ``(1/L)∫Σu² dt`` [N² m s] (plus the tracking terms of a tracked gait: `effort` is this part alone).
+    - `positive_work`, `net_work` [J]: ``∫Σ max(0, u θ̇) dt`` and ``∫ Σ u θ̇ dt``;
+      `cost_of_transport`: `positive_work` / (m L) [J/(kg m)].
+    - `impact`: the heel strike's :class:`~difimpact.ImpactSolution` (``impulses`` CAL_L ``(n, t)``, MH_R ``(n, t)``).
+    - `problem`, `solution`, `result`, `iterations`.
+    """
+
+    t: Float[Array, " G"]
+    q: Float[Array, "G 9"]
+    qdot: Float[Array, "G 9"]
+    u: Float[Array, "G 6"]
+    phase: Int[Array, " G"]
+    grf: Float[Array, "G 2 2"]
+    durations: Float[Array, " 4"]
+    step_time: Scalar
+    step_length: Scalar
+    speed: Scalar
+    cost: Scalar
+    effort: Scalar
+    positive_work: Scalar
+    net_work: Scalar
+    cost_of_transport: Scalar
+    impact: ImpactSolution
+    problem: HumanGaitProblem
+    solution: NLPSolution
+    result: NLPResults
+    iterations: Int[Array, ""]
+
+
+def _gait(problem: HumanGaitProblem, sol: NLPSolution) -> HumanGait:
+    Z = sol.x.reshape(-1, B)
+    x, u = Z[:, :S], U * Z[:, S:]
+    _, lam, _ = problem.field(sol.x)
+    feet = lam.reshape(-1, 2, 2, 2).sum(axis=2)  # (G, foot, (n, t))
+    power = u * x[:, N + 3:2 * N]
+    w = np.concatenate([collocation.weights(problem.method, n) for n in problem.segments])
+    w = jnp.asarray(w, x.dtype) * x[:, ITAU]
+    q_end, qd_end = problem.end(sol.x)
+    length = problem.step_length(sol.x)
+    pos = w @ jnp.maximum(power, 0.0).sum(1)
+    mass = jnp.sum(problem.human.tree().mass)
+    o = problem.offsets
+    return HumanGait(
+        t=x[:, IT], q=x[:, :N], qdot=x[:, N:2 * N], u=u, grf=feet[:, :, ::-1],
+        phase=jnp.asarray(np.repeat(np.arange(len(PHASES)), problem.points)),
+        durations=x[np.array(o[:-1]), ITAU], step_time=x[-1, IT], step_length=length, speed=length / x[-1, IT],
+        cost=U**2 * sol.value, effort=U**2 * x[-1, IE] / length, positive_work=pos, net_work=w @ power.sum(1),
+        cost_of_transport=pos / (mass * length), impact=ph.heel_strike(problem.human, q_end, qd_end),
+        problem=problem, solution=sol, result=sol.result, iterations=sol.iterations)
+
+
+def measured_cycle() -> dict[str, np.ndarray]:
+    """The treadmill trial's cycle shipped in ``difimpact/data/gait`` (columns by name; angles in degrees)."""
+    path = importlib.resources.files("difimpact") / "data" / "gait" / "cycle_treadmill_gait10dof18musc_subject01.csv"
+    with path.open() as fh:
+        lines = [ln for ln in fh.read().splitlines() if not ln.startswith("#")]
+    names = lines[0].split(",")
+    data = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]])
+    return {n: data[:, i] for i, n in enumerate(names)}
+
+
+def measured_angles(pct) -> np.ndarray:
+    """``(len(pct), 6)`` joint angles of the right leg at `pct` % of the cycle and of the left at `pct` + 50 (a
+    symmetric gait), in the model's clockwise coordinates [rad], the thigh measured from the vertical."""
+    c = measured_cycle()
+    per = lambda name, s: np.interp(np.mod(s, 100.0), c["pct_cycle"], c[name], period=100.0)
+
+    def leg(s, side):
+        hip = -(per("pelvis_tilt", s) + per(f"hip_flex_{side}", s))
+        return np.stack([hip, per(f"knee_flex_{side}", s), -per(f"ankle_dorsi_{side}", s)], axis=-1)
+
+    return np.radians(np.concatenate([leg(pct, "r"), leg(np.asarray(pct) + 50.0, "r")], axis=-1))
+
+
+@jax.jit
+def _positions(human, q):
+    tree = human.tree()
+    return jnp.stack([tree.point_position(q, p) for p in ("CAL_R", "MH_R")])
+
+
+def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.ndarray:
+    """The measured cycle's joint angles (:func:`measured_angles`) over the first half cycle, split among the
+    phases by :data:`SHARES`, the torso upright, the stance foot's held point placed on the ground; rates by
+    finite differences, zero torques, the step time ``step_length / speed``."""
+    T = step_length / float(problem.speed)
+    G = problem.offsets[-1]
+    s = np.concatenate([np.linspace(0.0, 1.0, g) for g in problem.points])
+    p = np.repeat(np.arange(len(PHASES)), problem.points)
+    start = np.concatenate([[0.0], np.cumsum(SHARES)])[p]
+    theta = measured_angles(50.0 * (start + np.asarray(SHARES)[p] * s))
+    theta = np.clip(theta, np.array([-1, 0.02, -0.55] * 2), np.array([0.65, 1.35, 0.55] * 2))
+    q = np.concatenate([np.zeros((G, 3)), theta], axis=1)
+    feet = np.asarray(jax.vmap(_positions, in_axes=(None, 0))(problem.human, jnp.asarray(q)))  # (G, 2, 2)
+    toe = p == len(PHASES) - 1
+    flat_end = problem.offsets[-2] - 1
+    anchor = np.where(toe[:, None], [feet[flat_end, 1, 0] - feet[flat_end, 0, 0], 0.0], 0.0)
+    q[:, :2] = anchor - np.where(toe[:, None], feet[:, 1], feet[:, 0])
+    t = T * (start + np.asarray(SHARES)[p] * s)
+    qd = np.concatenate([np.gradient(q[p == k], t[p == k], axis=0) for k in range(len(PHASES))])
+    tau = T * np.asarray(SHARES)[p]
+    return np.concatenate([q, qd, t[:, None], np.zeros((G, 1)), tau[:, None], np.zeros((G, B - S))],
+                          axis=1).reshape(-1)
+
+
+def make_problem(human, speed, *, segments, method, friction, torque_max, duration_bounds, tracking=None):
+    instance("human", human, SevenLinkHuman)
+    if method not in collocation.METHODS:
+        raise ValueError(f"`method` must be one of {collocation.METHODS}, got {method!r}.")
+    segments = (segments,) * len(PHASES) if isinstance(segments, int) else tuple(segments)
+    if len(segments) != len(PHASES) or any(not isinstance(n, int) or n < 1 for n in segments):
+        raise ValueError(f"`segments` must be a positive int or {len(PHASES)} of them, got {segments!r}.")
+    f = lambda name, v: positive(name, v, shape=())  # noqa: E731
+    bounds = positive("duration_bounds", np.broadcast_to(np.asarray(duration_bounds, float), (len(PHASES), 2)))
+    return HumanGaitProblem(human, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
+                            (bounds[:, 0], bounds[:, 1]), tracking, segments, method)
+
+
+def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3), method="hermite-simpson",
+               friction=0.8, torque_max=300.0, duration_bounds=DURATIONS, tracking=None,
+               options: NLPOptions = NLPOptions(), throw: bool = True) -> HumanGait:
+    r"""The symmetric step of `human` at `speed` [m/s] that minimises ``(1/L)∫Σu² dt`` (free step length and phase
+    durations), or, with `tracking` (:func:`~difimpact._human_gait.tracking.tracking_target`), that plus the
+    tracking terms; no residual forces anywhere. Phases, constraints and transcription: :mod:`.phases`,
+    :mod:`.problem`.
+
+    **Arguments:**
+
+    - `human`: a :class:`~difimpact.SevenLinkHuman` (its parameters are what gradients reach).
+    - `speed` [m/s]; `guess`: ``None`` (:func:`initial_guess`), a flat start vector, or a :class:`HumanGait` of
+      the same mesh (a warm start).
+    - `segments`: per phase (or one for all); `method`: ``"hermite-simpson"`` or ``"trapezoid"``.
+    - `friction`: ``μ`` of the friction cone; `torque_max` [N m]: ``|u| ≤`` it; `duration_bounds` [s]:
+      ``(lower, upper)`` per phase, or one pair for all.
+    - `options`, `throw`: as in :func:`~difimpact.solve_nlp`.
+
+    **Returns:** a :class:`HumanGait`.
+    """
+    problem = make_problem(human, speed, segments=segments, method=method, friction=friction,
+                           torque_max=torque_max, duration_bounds=duration_bounds, tracking=tracking)
+    if isinstance(guess, HumanGait):
+        z0 = guess.solution.x
+    else:
+        z0 = initial_guess(problem) if guess is None else guess
+    z0 = jnp.asarray(z0, jnp.result_type(float))
+    if z0.shape != (problem.size,):
+        raise ValueError(f"`guess`: expected {problem.size} variables for this mesh, got shape {z0.shape}.")
+    return _solve(problem, z0, options, flag("throw", throw))
+
+
+def _objective(z, p):
+    return p.objective(z)
+
+
+def _equality(z, p):
+    return p.equality(z)
+
+
+def _inequality(z, p):
+    return p.inequality(z)
+
+
+@eqx.filter_jit
+def _solve(problem: HumanGaitProblem, z0, options: NLPOptions, throw: bool) -> HumanGait:
+    dtype = z0.dtype
+    lower, upper = problem.variable_bounds(dtype)
+    d_lo, d_hi = problem.inequality_bounds(dtype)
+    sol = solve_nlp(_objective, z0, problem, equality=_equality, inequality=_inequality, lower=lower, upper=upper,
+                    inequality_lower=d_lo, inequality_upper=d_hi, sparsity=sparsity(problem), options=options,
+                    throw=throw)
+    return _gait(problem, sol)

@@ -1,0 +1,199 @@
+r"""One step of the seven-link human's symmetric gait as a nonlinear program (the phases of :mod:`.phases`).
+
+Every collocation point holds ``(q, \dot q, t, E, τ)`` and the torques ``v = u / U`` (``U = 100`` N m): ``t`` the
+time since heel strike, ``E = ∫ Σ v^2 dt`` the effort so far, ``τ`` its phase's duration. In phase time
+``s ∈ [0, 1]`` the states obey ``d/ds (q, \dot q, t, E, τ) = τ (\dot q, \ddot q, 1, Σ v^2, 0)``, transcribed by
+Hermite–Simpson or trapezoidal collocation (:mod:`difimpact._powered.collocation`; Kelly 2017, §§3–4): with the
+durations and the running cost as states every constraint meets one point or a few neighbouring ones, so the
+Newton matrix is banded (:mod:`difimpact._nlp.banded`). The cost is the effort per distance (Kelly 2017, eq. 7.1
+over the step length ``L``),
+
+$$J = \frac{1}{L}\int_0^{T} \sum_j u_j^2\,dt,\qquad L = x_{CAL_L}(q(T)),\quad L = v\,T,$$
+
+the step periodic through the heel strike and the relabelling (:func:`.phases.relabel`); consecutive phases
+share their boundary state. Path constraints: normal forces ``≥ 0`` and the friction cone ``|F_t| ≤ μ F_n``
+on every contact row, the free foot points above the ground at the interior points, the right foot landing
+flat at rest (``y_{MH_R} = \dot y_{MH_R} = 0``), the left heel on the ground and descending at the strike, the
+right metatarsal heads' normal impulse ``≥ 0`` (the trailing foot stays), joint limits as bounds.
+"""
+
+import itertools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._custom_types import Array, Float, Scalar
+from .._models.seven_link_human import SevenLinkHuman
+from .._nlp.sparsity import Sparsity
+from .._powered import collocation
+from . import phases as ph
+from .phases import PHASES, K, N
+
+S = 2 * N + 3  # states per point: q, q̇, t, E, τ
+B = S + K  # variables per point
+U = 100.0  # N m per unit of the torque variables
+FLAT = 2  # index of the flat-foot phase
+IT, IE, ITAU = 2 * N, 2 * N + 1, 2 * N + 2
+# Bounds of (q, q̇): x, y, torso, then hip, knee, ankle per leg (clockwise; knee flexion positive).
+Q_LO = (-1.0, 0.5, -0.5, -1.0, 0.0, -0.6, -1.0, 0.0, -0.6)
+Q_HI = (1.5, 1.5, 0.5, 0.7, 1.4, 0.6, 0.7, 1.4, 0.6)
+QD_MAX = (5.0, 5.0, 5.0) + (15.0,) * 6
+
+
+class HumanGaitProblem(eqx.Module):
+    """The numbers and the structure of one gait problem (built by :func:`~difimpact.predictive_gait`)."""
+
+    human: SevenLinkHuman
+    speed: Scalar
+    friction: Scalar
+    torque_max: Scalar
+    duration_bounds: tuple[Float[Array, " 4"], Float[Array, " 4"]]
+    tracking: object  # None or a ``TrackingTarget``: a cost term of :mod:`.tracking`
+    segments: tuple[int, ...] = eqx.field(static=True)
+    method: str = eqx.field(static=True)
+
+    @property
+    def points(self) -> tuple[int, ...]:
+        return tuple(collocation.points(self.method, n) for n in self.segments)
+
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        return tuple(int(o) for o in np.cumsum((0,) + self.points))
+
+    @property
+    def size(self) -> int:
+        return self.offsets[-1] * B
+
+    def unpack(self, z):
+        """Per phase ``(x (G_p, S), v (G_p, K))``."""
+        Z = z.reshape(-1, B)
+        o = self.offsets
+        return [(Z[o[p]:o[p + 1], :S], Z[o[p]:o[p + 1], S:]) for p in range(len(PHASES))]
+
+    def active(self) -> np.ndarray:
+        """``(G, 8)`` the contact rows (:data:`~.phases.ROWS`) each point's phase holds."""
+        return np.concatenate([np.tile(ph.mask(phase), (g, 1)) for phase, g in zip(PHASES, self.points)])
+
+    def field(self, z):
+        """``(f, λ, y)`` at every point: the phase-time derivative of the states, the contact forces on the rows
+        of :data:`~.phases.ROWS` [N] and the heights of :data:`~.phases.FEET` [m]."""
+        Z = z.reshape(-1, B)
+        x, v = Z[:, :S], Z[:, S:]
+        qdd, lam, y = ph.vdynamics(self.human, jnp.asarray(self.active(), z.dtype), x[:, :N], x[:, N:2 * N],
+                                   U * v)
+        ones = jnp.ones((x.shape[0], 1), x.dtype)
+        f = jnp.concatenate([x[:, N:2 * N], qdd, ones, jnp.sum(v**2, axis=1, keepdims=True), 0 * ones], axis=1)
+        return x[:, ITAU:ITAU + 1] * f, lam, y
+
+    def end(self, z):
+        x, _ = self.unpack(z)[-1]
+        return x[-1, :N], x[-1, N:2 * N]
+
+    def step_length(self, z):
+        q, _ = self.end(z)
+        return self.human.tree().point_position(q, "CAL_L")[0]
+
+    def objective(self, z):
+        x, _ = self.unpack(z)[-1]
+        J = x[-1, IE] / self.step_length(z)
+        return J if self.tracking is None else J + self.tracking.cost(self, z)
+
+    def equality(self, z):
+        parts = self.unpack(z)
+        f, _, _ = self.field(z)
+        o = self.offsets
+        rows = [collocation.defects(self.method, x, f[o[p]:o[p + 1]], 1.0).reshape(-1)
+                for p, (x, _) in enumerate(parts)]
+        for (a, _), (b, _) in itertools.pairwise(parts):
+            rows.append(b[0, :ITAU] - a[-1, :ITAU])
+        q, qd = self.end(z)
+        q0, qd0 = ph.relabel(self.human, q, ph.heel_strike(self.human, q, qd).qdot_plus)
+        x0 = parts[0][0][0]
+        rows += [x0[:N] - q0, x0[N:2 * N] - qd0, x0[IT:ITAU]]
+        tree = self.human.tree()
+        flat = parts[FLAT][0][0]
+        _, J, _ = tree.point_kinematics(flat[:N], flat[N:2 * N], "MH_R")
+        rows.append(jnp.stack([tree.point_position(flat[:N], "MH_R")[1], J[1] @ flat[N:2 * N]]))
+        t_end = parts[-1][0][-1, IT]
+        rows.append(jnp.stack([tree.point_position(q, "CAL_L")[1], self.step_length(z) - self.speed * t_end]))
+        return jnp.concatenate(rows)
+
+    def path_rows(self) -> np.ndarray:
+        """Indices into the ``(G, 16)`` candidates of :meth:`inequality` (per point: normal forces, the two sides
+        of the friction cone, heights, each for the four foot points) that are imposed."""
+        act = self.active()
+        normal, tangent = act[:, 0::2], act[:, 1::2] & act[:, 0::2]
+        free = []
+        for p, (phase, g) in enumerate(zip(PHASES, self.points)):
+            m = np.zeros((g, 4), bool)
+            m[1:-1] = [pt in phase.free_points for pt in ph.FEET]
+            if p == len(PHASES) - 1:
+                m[-1, ph.FEET.index("MH_L")] = True
+            free.append(m)
+        return np.flatnonzero(np.concatenate([normal, tangent, tangent, np.concatenate(free)], axis=1))
+
+    def inequality(self, z):
+        _, lam, y = self.field(z)
+        n, t = lam[:, 0::2], lam[:, 1::2]
+        candidates = jnp.concatenate([n, self.friction * n - t, self.friction * n + t, y], axis=1)
+        q, qd = self.end(z)
+        final = jnp.stack([-self.human.point_velocity(q, qd, "CAL_L")[1],
+                           ph.heel_strike(self.human, q, qd).impulses[2]])
+        return jnp.concatenate([candidates.reshape(-1)[self.path_rows()], final])
+
+    def inequality_bounds(self, dtype):
+        m = jax.eval_shape(self.inequality, jnp.zeros(self.size, dtype)).shape[0]
+        return jnp.zeros(m, dtype), jnp.full(m, jnp.inf, dtype)
+
+    def variable_bounds(self, dtype):
+        """Joint limits and rate bounds (:data:`Q_LO`, :data:`Q_HI`, :data:`QD_MAX`), the torques within
+        `torque_max`, each point's duration within its phase's `duration_bounds`."""
+        inf = np.inf
+        lo = np.concatenate([Q_LO, -np.asarray(QD_MAX), [0.0, 0.0, 0.0], np.full(K, -1.0)])
+        hi = np.concatenate([Q_HI, QD_MAX, [inf, inf, inf], np.full(K, 1.0)])
+        G = self.offsets[-1]
+        lo, hi = jnp.tile(jnp.asarray(lo, dtype), (G, 1)), jnp.tile(jnp.asarray(hi, dtype), (G, 1))
+        phase = np.repeat(np.arange(len(PHASES)), self.points)
+        lo = lo.at[:, ITAU].set(self.duration_bounds[0][phase]).at[:, S:].multiply(self.torque_max / U)
+        hi = hi.at[:, ITAU].set(self.duration_bounds[1][phase]).at[:, S:].multiply(self.torque_max / U)
+        return lo.reshape(-1), hi.reshape(-1)
+
+
+def sparsity(problem: HumanGaitProblem) -> Sparsity:
+    """The derivatives' sparsity, in the row order of `equality` then `inequality`: a row meets the points of its
+    segment, its two phases' boundary points, or one point (the last: the heel strike and the step); the Hessian
+    of the Lagrangian is block diagonal per point."""
+    G, o = problem.offsets[-1], problem.offsets
+    rows = []
+
+    def row(pts, count=1):
+        r = np.zeros(G * B, bool)
+        for p in pts:
+            r[p * B:(p + 1) * B] = True
+        rows.extend([r] * count)
+
+    hs = problem.method == "hermite-simpson"
+    for p, n in enumerate(problem.segments):
+        segs = [(o[p] + 2 * i, o[p] + 2 * i + 1, o[p] + 2 * i + 2) if hs else (o[p] + i, o[p] + i + 1)
+                for i in range(n)]
+        for _ in range(2 if hs else 1):
+            for seg in segs:
+                row(seg, S)
+    for p in range(1, len(PHASES)):
+        row((o[p] - 1, o[p]), ITAU)
+    row((0, G - 1), IT + 2)
+    row((o[2],), 2)
+    row((G - 1,), 2)
+    for i in problem.path_rows():
+        row((i // 16,))
+    row((G - 1,), 2)
+    pattern = np.stack(rows)
+    jc = np.zeros(G * B, int)
+    for p in range(G):
+        jc[p * B:(p + 1) * B] = (4 if p == G - 1 else p % 4) * B + np.arange(B)
+    hp = np.zeros((G * B, G * B), bool)
+    for p in range(G):
+        hp[p * B:(p + 1) * B, p * B:(p + 1) * B] = True
+    return Sparsity(jc, pattern, np.tile(np.arange(B), G), hp, np.zeros(G * B, bool))
