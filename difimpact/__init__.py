@@ -36,11 +36,17 @@ from ._contact import (
     TangentialSpring as TangentialSpring,
 )
 from ._gait import (
+    AbstractHeelStrike as AbstractHeelStrike,
     BranchPoint as BranchPoint,
     continue_gait as continue_gait,
     eigenvalues as eigenvalues,
     floquet_multipliers as floquet_multipliers,
     GaitResults as GaitResults,
+    heel_strike as heel_strike,
+    heel_strike_law as heel_strike_law,
+    HeelStrike as HeelStrike,
+    ImpulsiveHeelStrike as ImpulsiveHeelStrike,
+    MasslessLegsHeelStrike as MasslessLegsHeelStrike,
     periodic_gait as periodic_gait,
     PeriodicGait as PeriodicGait,
     spectral_radius as spectral_radius,
@@ -79,6 +85,7 @@ from ._io import (
 )
 from ._models import (
     AbstractPlanarModel as AbstractPlanarModel,
+    AbstractSteppingModel as AbstractSteppingModel,
     AbstractWalker as AbstractWalker,
     BipedWithTorso as BipedWithTorso,
     CompassGait as CompassGait,

@@ -11,7 +11,7 @@ import pytest
 
 import difimpact as di
 from difimpact._gait.stride import StanceSystem
-from difimpact._models.walker import HeelStrike
+from difimpact._models.walker import rolling_stance_accelerations
 
 from .helpers import simplest_walker_gait, simplest_walker_stride
 
@@ -87,7 +87,7 @@ def test_simplest_walker_short_gait_scipy():
 
 def test_compass_stance_closed_form_equals_the_tree():
     """``CompassGait``'s closed-form single support equals the reduced dynamics of its tree,
-    ``Bᵀ M B θ̈ = −Bᵀ c`` (:meth:`AbstractWalker.stance_accelerations`), over parameters, feet and states."""
+    ``Bᵀ M B θ̈ = −Bᵀ c`` (:func:`rolling_stance_accelerations`), over parameters, feet and states."""
     rng = np.random.default_rng(0)
     n = 64
     params = dict(l=rng.uniform(0.5, 1.5, n), m=rng.uniform(1, 10, n), b=rng.uniform(0.1, 0.5, n),
@@ -97,7 +97,7 @@ def test_compass_stance_closed_form_equals_the_tree():
 
     def both(p, theta, rate):
         w = di.CompassGait(**p)
-        return w.stance_accelerations(theta, rate), di.AbstractWalker.stance_accelerations(w, theta, rate)
+        return w.stance_accelerations(theta, rate), rolling_stance_accelerations(w, theta, rate)
 
     closed, tree = jax.jit(jax.vmap(both))(params, theta, rate)
     np.testing.assert_allclose(closed, tree, rtol=1e-12, atol=1e-12 * np.abs(tree).max())
@@ -130,7 +130,7 @@ def _saltation_jacobian(w, x):
     def reset(y):
         theta, rate = jnp.split(y, 2)
         q, qdot = jax.jvp(w.stance_configuration, (theta,), (rate / tau,))
-        strike = w.heel_strike(q, qdot)
+        strike = di.heel_strike(w, q, qdot)
         new_theta, new_rate = jax.jvp(w.swap, (theta,), (strike.theta_dot,))
         return w.to_section(new_theta, new_rate)
 
@@ -206,7 +206,7 @@ def test_reverse_mode_with_direct_adjoint(simplest):
 
 class RestitutionWheel(di.RimlessWheel):
     """The rimless wheel (N = 8, l = 1, m = 1, g = 9.81) with a rate-dependent impact ``ω⁺ = f(ω⁻) = ω⁻ (c + d ω⁻)``,
-    ``c = cos² 2α``, in place of the impulsive one. The stance phase conserves energy,
+    ``c = cos² 2α``, in place of the impulsive one (:class:`RestitutionLaw`, registered for it). The stance phase conserves energy,
     ``ω⁻² = ω⁺² + K``, ``K = 4 (g/l) sin α sin γ``, so its gaits satisfy ``K = v² − f(v)²`` (``v = ω⁻``): ``K`` is
     largest where ``f(v) f'(v) = v``, ``v = (√(c² + 8) − 3c) / 4d`` — a fold in the slope, with the multiplier
     ``f'(v) f(v) / v = 1`` there."""
@@ -217,11 +217,37 @@ class RestitutionWheel(di.RimlessWheel):
         super().__init__(N, l=L, m=M, g=G, slope=slope)
         self.d = d
 
-    def heel_strike(self, q, qdot):
+
+
+class RestitutionLaw(di.AbstractHeelStrike):
+    """The heel strike of :class:`RestitutionWheel`: ``ω⁺ = ω⁻ (c + d ω⁻)``."""
+
+    def __call__(self, walker, q, qdot):
         w = qdot[2]
-        w_plus = w * (np.cos(2 * ALPHA) ** 2 + self.d * w)
-        return HeelStrike(w_plus[None], 0.5 * M * L**2 * (w**2 - w_plus**2), w_plus > 0, w_plus,
-                          di.ImpactResults.successful)
+        w_plus = w * (np.cos(2 * ALPHA) ** 2 + walker.d * w)
+        return di.HeelStrike(w_plus[None], 0.5 * M * L**2 * (w**2 - w_plus**2), w_plus > 0, w_plus,
+                             di.ImpactResults.successful)
+
+
+di.heel_strike_law.register(RestitutionWheel, lambda walker: RestitutionLaw())
+
+
+def test_heel_strike_laws():
+    """Each walker's heel strike is its type's law; the simplest walker's closed form is the limit of
+    :func:`impact` (its tree, massless legs kept); the deprecated method still answers, with a warning."""
+    assert isinstance(di.heel_strike_law(di.CompassGait()), di.ImpulsiveHeelStrike)
+    assert isinstance(di.heel_strike_law(di.SimplestWalker(0.0)), di.MasslessLegsHeelStrike)
+    assert isinstance(di.heel_strike_law(RestitutionWheel(0.08)), RestitutionLaw)
+    w = di.SimplestWalker(0.0)
+    q, qdot = w.stance_configuration(jnp.array([0.3, 0.6])), jnp.array([0.0, 0.0, 0.5, 0.0])
+    hs = di.heel_strike(w, q, qdot)
+    ref = di.impact(w, q, qdot, stick=("swing_foot",), massless="keep")
+    assert abs(hs.energy_loss / ref.loss - 1) < 1e-13
+    with pytest.warns(DeprecationWarning, match="difimpact.heel_strike"):
+        old = w.heel_strike(q, qdot)
+    assert eqx.tree_equal(old, hs)
+    with pytest.raises(TypeError, match="`walker`"):
+        di.heel_strike_law(di.CrutchWalker())
 
 
 def test_continuation_passes_a_fold():

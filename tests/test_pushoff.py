@@ -38,7 +38,7 @@ def test_zero_impulse_is_impact_and_garcia_closed_form():
     ref = di.impact(w, q, qd, stick=("swing_foot",), **KEEP)
     assert tree_allclose(sol.collision, ref, rtol=1e-14, atol=1e-15)
     assert sol.pushoff_work == 0.0 and np.array_equal(sol.qdot_pushoff, qd)
-    hs = w.heel_strike(q, qd)  # the closed form q̇3⁺ = q̇3⁻ cos 2a: the new stance leg turns at θ̇0 − θ̇1
+    hs = di.heel_strike(w, q, qd)  # the closed form q̇3⁺ = q̇3⁻ cos 2a: the new stance leg turns at θ̇0 − θ̇1
     assert abs(sol.loss / hs.energy_loss - 1) < 1e-13
     assert abs(_hip_speed(w, q, sol.qdot_plus) - w.l * abs(hs.theta_dot[0] - hs.theta_dot[1])) < 1e-14
     assert sol.result == di.PushoffResults.successful

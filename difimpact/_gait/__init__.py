@@ -1,4 +1,12 @@
 from .continuation import BranchPoint as BranchPoint, continue_gait as continue_gait
+from .heel_strike import (
+    AbstractHeelStrike as AbstractHeelStrike,
+    heel_strike as heel_strike,
+    heel_strike_law as heel_strike_law,
+    HeelStrike as HeelStrike,
+    ImpulsiveHeelStrike as ImpulsiveHeelStrike,
+    MasslessLegsHeelStrike as MasslessLegsHeelStrike,
+)
 from .fixed_point import periodic_gait as periodic_gait, PeriodicGait as PeriodicGait, stride_power as stride_power
 from .stability import (
     eigenvalues as eigenvalues,

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision
-from .._models.base import AbstractPlanarModel
+from .._models.base import AbstractPlanarModel, AbstractSteppingModel
 from .._tree import PlanarTree
 from .._validation import as_float, check, instance, names, tolerance
 from .constrained import ImpactResults, ImpactSolution, _raise
@@ -307,6 +307,6 @@ def loss_per_distance(model: AbstractPlanarModel, q: Config, solution: ImpactSol
     ``b⁺ = 0``), in J/m."""
     instance("model", model, AbstractPlanarModel)
     instance("solution", solution, ImpactSolution)
-    if not hasattr(model, "step_length"):
-        raise ValueError(f"{type(model).__name__} defines no `step_length`.")
+    if not isinstance(model, AbstractSteppingModel):
+        raise ValueError(f"{type(model).__name__} defines no `step_length` (it is no AbstractSteppingModel).")
     return solution.loss / model.step_length(q)

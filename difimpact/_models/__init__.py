@@ -1,4 +1,4 @@
-from .base import AbstractPlanarModel as AbstractPlanarModel
+from .base import AbstractPlanarModel as AbstractPlanarModel, AbstractSteppingModel as AbstractSteppingModel
 from .biped_with_torso import BipedWithTorso as BipedWithTorso
 from .compass_gait import CompassGait as CompassGait
 from .crutch_walker import CrutchWalker as CrutchWalker

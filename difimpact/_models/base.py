@@ -128,6 +128,22 @@ class AbstractPlanarModel(eqx.Module):
                 f"{self.coordinate_names[coord]!r} (no root).")
 
 
+class AbstractSteppingModel(AbstractPlanarModel):
+    """A model that steps: a trailing and a leading foot on the ground, a :meth:`step_length` between them (the
+    walkers, the bipeds and the human). A marker for what needs a step length, such as
+    :func:`~difimpact.loss_per_distance`."""
+
+    @abc.abstractmethod
+    def step_length(self, q: Config) -> Scalar:
+        """The step length ``L(q)`` [m] along the ground."""
+
+
+def feet_apart(model: AbstractPlanarModel, q: Config) -> Scalar:
+    """``x`` of the point ``swing_foot`` minus ``x`` of ``stance_foot``: the step of a model with point feet."""
+    tree, q = model.tree(), model._q(q)
+    return tree.point_position(q, "swing_foot")[0] - tree.point_position(q, "stance_foot")[0]
+
+
 def root_tolerance(dtype) -> float:
     """The default tolerance of :meth:`AbstractPlanarModel.solve_coordinate`: ``max(1e-12, 64 ε)``."""
     return max(1e-12, 64 * float(jnp.finfo(dtype).eps))

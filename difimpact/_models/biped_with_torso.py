@@ -5,10 +5,10 @@ import jax.numpy as jnp
 from .._custom_types import Config, Scalar, ScalarLike, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, positive
-from .base import AbstractPlanarModel
+from .base import AbstractSteppingModel
 
 
-class BipedWithTorso(AbstractPlanarModel):
+class BipedWithTorso(AbstractSteppingModel):
     """Straight-legged biped with a torso and point feet (Font & Kövecses 2008, Fig. 1, Table 1, Appendix A).
 
     Coordinates ``q = [q1, q2, q3, q4, q5]``: ``(q1, q2)`` the right foot P_R, ``q3`` the absolute angle of the

@@ -112,7 +112,7 @@ class CompassGait(AbstractCompassWalker):
         $$
 
         solved by Cramer's rule (the ``2×2`` matrix is positive definite). The same equations as the tree's
-        (:meth:`AbstractWalker.stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at ``R = 0``) in scalar
+        (:func:`~difimpact._models.walker.rolling_stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at ``R = 0``) in scalar
         operations only, which under ``vmap`` are elementwise and fuse."""
         q3, q4 = theta
         u3, u4 = theta_dot

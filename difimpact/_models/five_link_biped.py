@@ -7,7 +7,7 @@ from .._custom_types import Array, Config, Float, Scalar, ScalarLike, Velocity
 from .._linalg import full_precision
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, positive
-from .base import AbstractPlanarModel
+from .base import AbstractSteppingModel, feet_apart
 
 # Kelly's absolute counter-clockwise angles (q1..q5) from q[2:] = (a, b, c, d, e): q_k = −a + b − c + … (k terms).
 _TO_KELLY = np.tril(np.tile([-1.0, 1.0, -1.0, 1.0, -1.0], (5, 1)))
@@ -18,7 +18,7 @@ _MIRROR = np.array([[1.0, -1.0, 1.0, -1.0, 1.0], [0, 0, 0, 0, 1], [0, 0, 0, 1, 0
 _KELLY_GUESS = (-0.6, -0.5, 0.0, 0.7, -0.3)
 
 
-class FiveLinkBiped(AbstractPlanarModel):
+class FiveLinkBiped(AbstractSteppingModel):
     r"""The five-link planar biped of Kelly (2017, §7 and appendix; OptimTraj ``demo/fiveLinkBiped``), with the
     parameters of the robot RABBIT (Chevallereau et al. 2003; Westervelt, Grizzle & Koditschek 2003): two
     tibias, two femurs and a torso, point feet, knees and hips revolute.
@@ -184,8 +184,7 @@ class FiveLinkBiped(AbstractPlanarModel):
 
     def step_length(self, q: Config) -> Scalar:
         """Swing foot ``x`` minus stance foot ``x`` (Kelly's ``P5(1)``, ``autoGen_cst_steplength.m``)."""
-        tree, q = self.tree(), self._q(q)
-        return tree.point_position(q, "swing_foot")[0] - tree.point_position(q, "stance_foot")[0]
+        return feet_apart(self, q)
 
     def pre_impact_guess(self) -> tuple[Config, Velocity]:
         """A heel-strike state to start from: Kelly's guess of the end of a step (``MAIN.m``, his angles

@@ -7,7 +7,7 @@ from .._custom_types import Array, Config, Float, Scalar, Velocity
 from .._tree import Body, PlanarTree, Point
 from .._validation import positive
 from .compass_gait import _slope
-from .walker import AbstractWalker
+from .walker import AbstractWalker, rolling_stance_accelerations
 
 
 class RimlessWheel(AbstractWalker):
@@ -69,6 +69,10 @@ class RimlessWheel(AbstractWalker):
 
     def swap(self, theta: Float[Array, " 1"]) -> Float[Array, " 1"]:
         return theta - 2 * self.alpha
+
+    def stance_accelerations(self, theta: Float[Array, " 1"], theta_dot: Float[Array, " 1"]) -> Float[Array, " 1"]:
+        """The hub on the stance spoke, an inverted pendulum (:func:`rolling_stance_accelerations`)."""
+        return rolling_stance_accelerations(self, theta, theta_dot)
 
     def strike_posture(self) -> tuple[Config, Velocity]:
         zero = jnp.zeros_like(self.l)

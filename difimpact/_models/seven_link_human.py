@@ -9,7 +9,7 @@ from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike,
 from .._linalg import full_precision, solve_lu
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
-from .base import AbstractPlanarModel
+from .base import AbstractSteppingModel
 
 _LEGS = ((3, "R"), (6, "L"))  # first coordinate of each leg's hip, knee, ankle
 
@@ -64,7 +64,7 @@ class HeelStrikePosture(NamedTuple):
     knee_L: float = math.radians(-10.0)
 
 
-class SevenLinkHuman(AbstractPlanarModel):
+class SevenLinkHuman(AbstractSteppingModel):
     """Seven-link sagittal human model of Ros et al. 2015 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
     shanks and two feet joined by revolute hips, knees and ankles.
 

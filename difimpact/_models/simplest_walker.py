@@ -1,11 +1,9 @@
 import jax.numpy as jnp
 
 from .._custom_types import Array, Float, Scalar
-from .._impact.constrained import ImpactResults
 from .._tree import Body, PlanarTree, Point
 from .._validation import positive
 from .compass_gait import _slope, AbstractCompassWalker
-from .walker import HeelStrike
 
 
 class SimplestWalker(AbstractCompassWalker):
@@ -24,8 +22,10 @@ class SimplestWalker(AbstractCompassWalker):
 
     (Garcia et al. 1998, eqs. 1–2, in these coordinates). At heel strike (``q4 = 2 q3 = 2a``) the hip's angular
     momentum about the striking foot is conserved and the new swing foot keeps zero velocity across its leg:
-    ``q̇3⁺ = q̇3⁻ cos 2a``, ``q̇4⁺ = q̇3⁺ (1 − cos 2a)`` in the swapped labels (Garcia et al. 1998, eq. 4). Kinetic energy is the hip's, ``½ M l² q̇3²``. Gait results are
-    exact in the limit, not ``O(β)`` approximations.
+    ``q̇3⁺ = q̇3⁻ cos 2a``, ``q̇4⁺ = q̇3⁺ (1 − cos 2a)`` in the swapped labels (Garcia et al. 1998, eq. 4): the
+    gait's impact law for this walker, :class:`~difimpact.MasslessLegsHeelStrike` (the general map of
+    :func:`~difimpact.impact` needs the legs' mass). Kinetic energy is the hip's, ``½ M l² q̇3²``. Gait results
+    are exact in the limit, not ``O(β)`` approximations.
 
     **Arguments:** `slope` ``γ`` [rad]; `l`, `g`, `M` = 1 (Garcia's scaling).
     """
@@ -61,14 +61,3 @@ class SimplestWalker(AbstractCompassWalker):
         w2 = self.g / self.l
         a3 = w2 * jnp.sin(q3 + self.slope)
         return jnp.stack([a3, a3 + jnp.sin(q4) * (u3**2 - w2 * jnp.cos(q3 + self.slope))])
-
-    def heel_strike(self, q, qdot) -> HeelStrike:
-        a, u3 = q[2], qdot[2]
-        c = jnp.cos(2 * a)
-        u3_plus = u3 * c
-        trailing = 2 * self.l * u3_plus * jnp.sin(a) * jnp.cos(a) ** 2  # old stance foot's normal velocity
-        loss = 0.5 * self.M * self.l**2 * u3**2 * (1 - c**2)
-        u4_plus = u3_plus * (1 - c)
-        # back to the pre-swap labels (the swap is an involution): the stride map swaps them again
-        return HeelStrike(jnp.stack([u3_plus - u4_plus, -u4_plus]), loss, trailing > 0, trailing,
-                          ImpactResults.successful)

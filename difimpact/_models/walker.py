@@ -1,31 +1,23 @@
 """The abstract walker: a planar model with single support on one foot and heel strike of the other."""
 
 import abc
+import warnings
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
-from .._impact.constrained import ImpactResults
-from .._impact.ground import impact
+from .._custom_types import Array, Config, Float, Scalar, Velocity
 from .._linalg import full_precision, solve_spd
-from .base import AbstractPlanarModel
+from .base import AbstractSteppingModel, feet_apart
+
+# What the deprecated `AbstractWalker.heel_strike` calls: `difimpact.heel_strike`, which the gait layer
+# (`difimpact._gait.heel_strike`) installs here, so that a model imports neither the impact maps nor the gaits.
+_DEPRECATED: dict[str, Callable] = {}
 
 
-class HeelStrike(eqx.Module):
-    """What a step needs from the heel-strike impact: the post-impact joint rates `theta_dot` (legs not yet
-    swapped), the kinetic energy lost `energy_loss`, whether the trailing foot `lifted_off` and its normal
-    velocity `trailing_velocity`, and the impact's `result` (:class:`~difimpact.ImpactResults`)."""
-
-    theta_dot: Float[Array, " j"]
-    energy_loss: Scalar
-    lifted_off: Bool[Array, ""]
-    trailing_velocity: Scalar
-    result: ImpactResults
-
-
-class AbstractWalker(AbstractPlanarModel):
+class AbstractWalker(AbstractSteppingModel):
     """Base class of the models that walk down a slope (passive dynamic walking).
 
     Coordinates ``q = [q1, q2, θ...]``: ``(q1, q2)`` the centre of the stance foot's arc (radius
@@ -34,7 +26,9 @@ class AbstractWalker(AbstractPlanarModel):
     frame, so ``q = [R θ0, R, θ]`` (:meth:`stance_configuration`, up to a constant shift along the ground that
     the dynamics do not see). A step ends when the point ``swing_foot`` strikes the ground ahead
     (:meth:`strike_gap` reaches zero); the legs are then relabelled (:meth:`swap`). The Poincaré section is the
-    state just after heel strike, in the coordinates ``x`` of :meth:`to_section`.
+    state just after heel strike, in the coordinates ``x`` of :meth:`to_section`. A walker describes its bodies
+    and its single support (:meth:`stance_accelerations`); what happens at heel strike is the impact law of the
+    gait, :func:`~difimpact.heel_strike_law`.
 
     Subclasses hold the ground slope `slope` ``γ`` (radians, down toward ``+x``), which tilts gravity in the
     model frame (:class:`~difimpact.PlanarTree`), and the leg length `l` (with ``g``, the time scale ``√(l/g)``).
@@ -70,16 +64,21 @@ class AbstractWalker(AbstractPlanarModel):
     def strike_posture(self) -> tuple[Config, Velocity]:
         """A valid heel-strike state ``(q, q̇⁻)``, evaluated in place of a failed step (a batch goes on)."""
 
-    def heel_strike(self, q: Config, qdot: Velocity) -> HeelStrike:
-        """The impulsive impact of :func:`~difimpact.impact` at heel strike: ``swing_foot`` collides and sticks,
-        ``stance_foot`` is unilateral (it lifts off or stays; Font & Kövecses 2008, eq. 4)."""
-        sol = impact(self, q, qdot, stick=("swing_foot",), unilateral=("stance_foot",), throw=False)
-        return HeelStrike(sol.qdot_plus[2:], sol.loss, sol.lifted_off[0], sol.unilateral_velocity[0], sol.result)
+    @abc.abstractmethod
+    def stance_accelerations(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
+        """Single-support joint accelerations ``θ̈`` with the stance foot rolling (for any walker,
+        :func:`rolling_stance_accelerations` of its tree; a closed form where one is known)."""
+
+    def heel_strike(self, q: Config, qdot: Velocity):
+        """Deprecated alias of ``difimpact.heel_strike(walker, q, qdot)`` (removed in the next release): the heel
+        strike is a stage of the gait, the impact law :func:`~difimpact.heel_strike_law` of this walker."""
+        warnings.warn("`AbstractWalker.heel_strike(q, qdot)` is deprecated: use `difimpact.heel_strike(walker, q, "
+                      "qdot)`.", DeprecationWarning, stacklevel=2)
+        return _DEPRECATED["heel_strike"](self, q, qdot)
 
     def step_length(self, q: Config) -> Scalar:
         """Distance between the two contact points along the ground."""
-        t, q = self.tree(), self._q(q)
-        return t.point_position(q, "swing_foot")[0] - t.point_position(q, "stance_foot")[0]
+        return feet_apart(self, q)
 
     @property
     def section_size(self) -> int:
@@ -99,18 +98,20 @@ class AbstractWalker(AbstractPlanarModel):
         R = self.foot_radius
         return jnp.concatenate([jnp.stack([R * theta[0], R + jnp.zeros_like(theta[0])]), theta])
 
-    @full_precision
-    def stance_accelerations(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
-        r"""Single-support joint accelerations with the stance foot rolling: with ``q = φ(θ)``, ``B = ∂φ/∂θ``
-        (constant),
 
-        $$
-        B^T M(q) B\,\ddot\theta = -B^T c(q, B\dot\theta),
-        $$
+@full_precision
+def rolling_stance_accelerations(walker: AbstractWalker, theta: Float[Array, " j"],
+                                 theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
+    r"""Single-support joint accelerations of `walker`'s tree with the stance foot rolling: with
+    ``q = φ(θ)`` (:meth:`AbstractWalker.stance_configuration`), ``B = ∂φ/∂θ`` (constant),
 
-        solved by the unrolled ``LDLᵀ`` of :func:`difimpact._linalg.solve_spd` (no LAPACK under ``vmap``).
-        """
-        q, qdot = jax.jvp(self.stance_configuration, (theta,), (theta_dot,))
-        B = jax.jacfwd(self.stance_configuration)(theta)
-        M, c = self.tree().mass_and_bias(q, qdot)
-        return solve_spd(B.T @ M @ B, -(B.T @ c), "reduced stance mass matrix")
+    $$
+    B^T M(q) B\,\ddot\theta = -B^T c(q, B\dot\theta),
+    $$
+
+    solved by the unrolled ``LDLᵀ`` of :func:`difimpact._linalg.solve_spd` (no LAPACK under ``vmap``).
+    """
+    q, qdot = jax.jvp(walker.stance_configuration, (theta,), (theta_dot,))
+    B = jax.jacfwd(walker.stance_configuration)(theta)
+    M, c = walker.tree().mass_and_bias(q, qdot)
+    return solve_spd(B.T @ M @ B, -(B.T @ c), "reduced stance mass matrix")
