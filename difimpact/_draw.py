@@ -42,6 +42,48 @@ def _arc(ax, centre, radius, colour):
     ax.plot(centre[0] + radius * np.cos(a), centre[1] + radius * np.sin(a), color=colour, lw=2)
 
 
+def _coordinate_labels(ax, tree, q, size: float) -> None:
+    """Write ``q1`` … ``qn`` where each coordinate acts: the coordinates no body turns (the base's translations)
+    below left of the root body's origin (marked +), each joint angle beside the body it turns, near that body's
+    joint, on the side away from the other segments that meet there (the left where that is a tie)."""
+    origins = np.asarray(tree.frames(q)[0])
+    coms = np.asarray(tree.com_positions(q))
+
+    def far(b):  # the end of body b farthest from its joint: a child's joint, a named point or its centre of mass
+        targets = [origins[k] for k, parent in enumerate(tree.parent) if parent == b]
+        targets += [np.asarray(tree.body_point(q, b, tree.point_local[k])) for k, pb in enumerate(tree.point_body)
+                    if pb == b] + [coms[b]]
+        return max(targets, key=lambda t: np.linalg.norm(t - origins[b]))
+
+    def unit(v):
+        n = np.linalg.norm(v)
+        return v / n if n > 1e-9 * size else None
+
+    box = dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8)
+    style = dict(textcoords="offset points", fontsize=8, color="tab:green", zorder=5, bbox=box)
+    turned = {c for c in tree.coord if c >= 0}
+    base = [f"q{i + 1}" for i in range(tree.n) if i not in turned]
+    root = next(b for b, parent in enumerate(tree.parent) if parent < 0)
+    if base:
+        ax.plot(*origins[root], "+", ms=8, color="tab:green", zorder=5)
+        ax.annotate(", ".join(base), origins[root], xytext=(-4, -6), ha="right", va="top", **style)
+    for b, c in enumerate(tree.coord):
+        axis = unit(far(b) - origins[b])
+        if c < 0 or axis is None:
+            continue
+        joint, parent = origins[b], tree.parent[b]
+        others = [origins[parent] - joint] if parent >= 0 else []
+        others += [far(k) - joint for k, pk in enumerate(tree.parent)
+                   if k != b and pk == parent and np.linalg.norm(origins[k] - joint) <= 1e-6 * size]
+        side = np.array([axis[1], -axis[0]])  # the side away from the other segments; on a tie, the left
+        lean = sum(float(side @ u) for u in map(unit, others) if u is not None)  # (the points' names are right)
+        if lean > 1e-9 or (lean >= -1e-9 and side[0] > 0):
+            side = -side
+        length = np.linalg.norm(far(b) - joint)
+        along = joint + (far(b) - joint) * min(0.3, 0.1 * size / length)
+        ax.annotate(f"q{c + 1}", along, xytext=tuple(9 * side), ha="center", va="center", **style)
+
+
 def draw_model(
     model: AbstractPlanarModel,
     q: Float[ArrayLike, " n"],
@@ -53,6 +95,7 @@ def draw_model(
     labels: bool = True,
     colour: str = "k",
     title: str | None = None,
+    coordinates: bool = False,
 ):
     """Draw `model` at the configuration `q` as a stick figure on the ground line ``y = 0``.
 
@@ -68,6 +111,8 @@ def draw_model(
     - `ax`: a matplotlib ``Axes`` (a new figure when ``None``).
     - `contacts`: point names to mark as contacts; `arrows`: ``{point name: (x, y)}``.
     - `labels`: write the point names; `colour`: the sticks' colour; `title`: the axes' title.
+    - `coordinates`: write the generalised coordinates ``q1`` … ``qn`` where they act: the base's translations
+      at the root body's origin, each joint angle along the body it turns, next to that body's joint.
 
     **Returns:** the matplotlib ``Axes``.
     """
@@ -108,6 +153,8 @@ def draw_model(
     tips = [points[name] + 0.4 * height * v / longest for name, v in vectors.items()]
     span = np.array([*xy, *tips, (xy[:, 0].min(), 0.0)])
     lo, hi = span.min(axis=0) - 0.12 * height, span.max(axis=0) + 0.12 * height
+    if coordinates:  # room for the base's label, left of the root
+        lo[0] -= 0.1 * height
     ax.fill_between([lo[0], hi[0]], lo[1], 0.0, color="0.88", zorder=0)
     ax.axhline(0.0, color="0.3", lw=1, zorder=1)
     ax.set_xlim(lo[0], hi[0])
@@ -115,6 +162,8 @@ def draw_model(
     ax.set_aspect("equal")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")
+    if coordinates:
+        _coordinate_labels(ax, tree, q, height)
     if title:
         ax.set_title(title, fontsize=10)
     return ax

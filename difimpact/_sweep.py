@@ -147,6 +147,19 @@ def sweep(
     (chunk c, index j in the chunk) failed: <message>")``: the failed chunk is bisected with its own compiled
     program to find the first member that fails alone. To keep going past failures instead, call the maps with
     ``throw=False`` and read their ``result`` (``np.flatnonzero(out.result != di.ImpactResults.successful)``).
+
+    **Example:**
+
+    ```python
+    import math
+    import numpy as np
+    import difimpact as di
+
+    walker = di.CrutchWalker()
+    q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
+    hit = lambda mu: di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(mu)))
+    print(di.sweep(hit, np.array([0.5, 0.75, 1.0]), chunk_size=2).normal_impulse)  # [4.005 14.155 14.155] N s
+    ```
     """
     if not callable(fn):
         raise ValueError(f"`fn` must be callable, got {type(fn).__name__}.")

@@ -54,3 +54,21 @@ def test_line_styles_with_markers_draw():
     assert [(ln.get_marker(), ln.get_linestyle()) for ln in lines] == [("o", "None"), ("o", "-"), ("None", "--")]
     assert lines[1].get_color() == "k" and lines[2].get_color() == "r"
     plt.close(fig)
+
+
+def test_coordinates_are_labelled_where_they_act(walker_state):
+    """``coordinates=True`` writes q1 … qn: the base's translations at the root's origin (the feet P), each joint
+    angle beside the body it turns, nearer that body's joint than its other end; by default no label."""
+    walker, q = walker_state
+    ax = di.draw_model(walker, q)
+    assert not [t for t in ax.texts if t.get_text().startswith("q")]
+    plt.close(ax.figure)
+    ax = di.draw_model(walker, q, coordinates=True)
+    labels = {t.get_text(): np.asarray(t.xy) for t in ax.texts if t.get_text().startswith("q")}
+    assert sorted(labels) == ["q1, q2", "q3", "q4", "q5", "q6"]
+    np.testing.assert_allclose(labels["q1, q2"], walker.point(q, "P"), atol=1e-12)
+    for name, joint, end in (("q3", "P", "H"), ("q4", "H", "S"), ("q5", "S", "E"), ("q6", "E", "Q")):
+        a, b, at = np.asarray(walker.point(q, joint)), np.asarray(walker.point(q, end)), labels[name]
+        t = np.dot(at - a, b - a) / np.dot(b - a, b - a)
+        assert 0 < t < 0.5 and np.linalg.norm(a + t * (b - a) - at) < 1e-6, name  # on the body, near its joint
+    plt.close(ax.figure)

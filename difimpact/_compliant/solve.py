@@ -184,6 +184,19 @@ def compliant_impact(
     - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
 
     **Returns:** a :class:`CompliantSolution`.
+
+    **Example:**
+
+    ```python
+    import math
+    import difimpact as di
+
+    walker = di.CrutchWalker()
+    q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
+    law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)  # 5 cm rubber tip on concrete
+    out = di.compliant_impact(walker, q, qdot, (di.Contact("Q", law, di.Coulomb(0.75)),))
+    print(out.duration, out.peak_normal_force, out.normal_impulse)   # 0.00398 s, [6204.] N, [14.41] N s: compression
+    ```
     """
     contacts = _check_contacts(model, contacts, end)
     solver = _default_solver(contacts) if solver is None else solver

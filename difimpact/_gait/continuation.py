@@ -334,6 +334,18 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
 
     **Returns:** the branch points in arclength order, located points included; each period-2 branch follows
     the whole period-1 branch, its points with ``period = 2k``.
+
+    **Example:**
+
+    ```python
+    import jax.numpy as jnp
+    import difimpact as di
+
+    x0 = jnp.array([-0.2, 0.2, 0.016])                           # near the simplest walker's long gait at 0.009 rad
+    branch = di.continue_gait(di.SimplestWalker, x0, 0.009, 0.012, step=0.001)   # in the slope, 0.009 → 0.012 rad
+    print([(round(float(b.p), 4), round(float(b.speed), 4)) for b in branch[::3]])
+    # [(0.009, 0.1025), (0.0095, 0.1042), (0.0107, 0.1082), (0.012, 0.112)]: faster down steeper slopes
+    ```
     """
     if isinstance(period, bool) or not isinstance(period, int) or period < 1:
         raise ValueError(f"`period` must be a positive integer, got {period!r}.")

@@ -134,6 +134,18 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     **Returns:** a :class:`PeriodicGait`. Under ``jit``, ``vmap`` and ``jax.jacfwd``; ``jax.grad`` with
     ``options.adjoint = diffrax.DirectAdjoint()``. A failed gait (see `result`) has finite, meaningless values
     and meaningless derivatives; with ``throw=False`` it raises under ``jax.jacfwd`` no more than without.
+
+    **Example:**
+
+    ```python
+    import jax.numpy as jnp
+    import difimpact as di
+
+    walker = di.SimplestWalker(0.009)                            # Garcia et al. 1998: slope 0.009 rad, g = l = 1
+    gait = di.periodic_gait(walker, jnp.array([-0.2, 0.2, 0.016]))
+    print(gait.result == di.GaitResults.successful, gait.x)      # True [-0.20031 0.19983 0.01582]: the long gait
+    print(abs(di.floquet_multipliers(walker, gait)))             # [0. 0.589 0.589]: inside the unit circle, stable
+    ```
     """
     if not isinstance(walker, AbstractWalker):
         raise TypeError(f"`walker` must be an AbstractWalker, got {type(walker).__name__}.")

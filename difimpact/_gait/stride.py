@@ -166,6 +166,17 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
 
     **Returns:** a :class:`Stride`. Works under ``jit``, ``vmap``, ``jax.jacfwd`` (default adjoint) and
     ``jax.grad`` (with ``options.adjoint = diffrax.RecursiveCheckpointAdjoint()``).
+
+    **Example:**
+
+    ```python
+    import jax.numpy as jnp
+    import difimpact as di
+
+    walker = di.SimplestWalker(0.009)                            # Garcia et al. 1998: slope 0.009 rad, g = l = 1
+    step = di.stride(walker, jnp.array([-0.2, 0.2, 0.016]))      # x = (q3, q̇3, q̇4) after heel strike
+    print(step.x, step.step_time, step.step_length)              # [-0.2031 0.2022 0.0165] 3.843 0.4034
+    ```
     """
     if not isinstance(walker, AbstractWalker):
         raise TypeError(f"`walker` must be an AbstractWalker (CompassGait, RimlessWheel), got {type(walker).__name__}.")

@@ -262,6 +262,19 @@ def frictional_impact(
     rigid), and the keyword options of :func:`frictional_impact_map`.
 
     **Returns:** a :class:`FrictionalImpactSolution`.
+
+    **Example:**
+
+    ```python
+    import math
+    import difimpact as di
+
+    walker = di.CrutchWalker()
+    q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
+    hit = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
+    print(di.FRICTIONAL_REGIMES[int(hit.regime)], hit.normal_impulse, hit.tangential_impulse, hit.mu_c)
+    # slide-stick 14.155 -9.769 0.675: impulses in N s, and the critical friction coefficient
+    ```
     """
     instance("model", model, AbstractPlanarModel)
     if not isinstance(contact, Contact) or not isinstance(contact.friction_law, Coulomb):

@@ -280,6 +280,18 @@ def impact(
     (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass
     arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the
     outcome switches between staying and lifting off.
+
+    **Example:**
+
+    ```python
+    import math
+    import difimpact as di
+
+    walker = di.CrutchWalker()                                   # Font-Llagunes et al. 2012, Table 1
+    q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)   # the crutch tip Q on the ground
+    hit = di.impact(walker, q, qdot, stick=("Q",))               # Q sticks: its velocity after the impact is 0
+    print(hit.impulses, hit.loss, hit.xi)                        # [14.155 -9.769] N s, 8.121 J lost, 18.6 % of T⁻
+    ```
     """
     keep = _massless(massless)
     stick, unilateral, rates, coords, restitution = _check_options(model, stick, blocked, unilateral, restitution,

@@ -126,6 +126,16 @@ def from_mjcf(source, *, points=None) -> TreeModel:
     Raises ``ValueError`` naming what is not planar, checked in this order: a ball or free joint, a slide below
     the root, two hinges on a body, base slides that are both horizontal, a hinge about another axis, an
     equality constraint (closed loop or coupling), armature on a slide.
+
+    **Example:**
+
+    ```python
+    import difimpact as di
+
+    xml = di.to_mjcf(di.CrutchWalker())             # the XML text, or a path to a planar MJCF file
+    model = di.from_mjcf(xml)                       # the sites become contact points
+    print(model.coordinate_names, model.point_names)   # ('q1', …, 'q6') ('P', 'H', 'S', 'E', 'Q')
+    ```
     """
     mujoco = _mujoco()
     m = _compile(source)

@@ -253,6 +253,18 @@ def from_osim(source, *, points=None, moving_centres: Mapping[str, float] | None
     Raises ``ValueError`` naming what is not planar: a ball, gimbal, universal or free joint, a rotation about
     another axis, a coupled translation (unless held), any constraint (a coordinate coupler such as a patella, a
     closed loop); and naming the element of a malformed file.
+
+    **Example:**
+
+    ```python
+    import importlib.resources
+    import difimpact as di
+
+    osim = importlib.resources.files("difimpact") / "data" / "gait" / "gait10dof18musc_subject01.osim"
+    subject = di.from_osim(str(osim), points={"heel": "R.Heel", "toe": "R.Toe.Tip"},
+                           moving_centres={"knee_angle_r": 0.0, "knee_angle_l": 0.0})   # knee centres held
+    print(subject.n, subject.coordinate_names[:4])  # 10 ('pelvis_tx', 'pelvis_ty', 'pelvis_tilt', 'hip_flexion_r')
+    ```
     """
     model = _document(source)
     gravity = _vec(model, "gravity", (0.0, -9.80665, 0.0))

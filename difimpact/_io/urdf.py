@@ -231,6 +231,16 @@ def from_urdf(source, *, points=None, up=(0.0, 0.0, 1.0), g: float = 9.81, motor
 
     Raises ``ValueError`` naming the element: a joint about another axis, a prismatic, planar or floating joint
     below the base, a mimic (coupled) joint, a closed loop, an undeclared link, a malformed number.
+
+    **Example:**
+
+    ```python
+    import difimpact as di
+
+    urdf = di.to_urdf(di.CrutchWalker())            # the XML text, or a path to a planar URDF file
+    model = di.from_urdf(urdf)                      # massless leaf links on fixed joints become contact points
+    print(model.coordinate_names, model.point_names)   # ('q1', …, 'q6') ('P', 'H', 'S', 'E', 'Q')
+    ```
     """
     root, label, _ = parse(source, "URDF", "robot")
     links, joints, children, root_link = _tree(root, label)

@@ -141,6 +141,19 @@ def solve_nlp(
       members' results say which failed).
 
     **Returns:** an :class:`NLPSolution`.
+
+    **Example:**
+
+    ```python
+    import jax, jax.numpy as jnp
+    import difimpact as di
+
+    f = lambda x, p: (x[0] - p) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2     # Rosenbrock's valley, lowest at (p, p²)
+    solve = lambda p: di.solve_nlp(f, jnp.zeros(2), p, inequality=lambda x, p: 1.5 - x @ x)   # inside x·x ≤ 1.5
+    sol = solve(1.0)
+    print(sol.x, sol.value)                         # [0.9072 0.8228] 0.00862: on the circle x·x = 1.5
+    print(jax.grad(lambda p: solve(p).value)(1.0))  # 0.1855 = 2 (p − x₀): the implicit function theorem
+    ```
     """
     instance("options", options, NLPOptions)
     if not callable(objective):

@@ -227,6 +227,18 @@ def optimal_gait(
     - `options`: :class:`~difimpact.NLPOptions`; `throw`: raise on a failed solve (else see ``result``).
 
     **Returns:** an :class:`OptimalGait`.
+
+    **Example:**
+
+    ```python
+    import math, jax.numpy as jnp
+    import difimpact as di
+
+    a = math.asin(0.25 / 0.8)                       # legs of 0.8 m, a step of 0.5 m: the stance leg's angle
+    walker = di.biped_torso_walker()                # BipedWithTorso with hip and torso motors
+    gait = di.optimal_gait(walker, jnp.array([-a, -2 * a, -a]), step_length=0.5, step_time=0.5, segments=4)
+    print(gait.cost, gait.speed, gait.impact_loss)  # 138.3 N² m² s, 1.0 m/s, 14.87 J at heel strike
+    ```
     """
     dtype = jnp.result_type(float)
     problem = make_problem(

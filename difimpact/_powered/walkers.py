@@ -42,7 +42,17 @@ def kelly_gait(model: FiveLinkBiped | None = None, *, step_length=0.5, step_time
     zero), absolute link angles within ``±π/2`` and rates within ``±10`` rad/s, knees that do not hyperextend,
     the swing foot rising at the start and descending at the end, on his mesh (Hermite–Simpson, 6 segments) by
     default, from his guess (`guess`: joint angles after heel strike, or an :class:`OptimalGait` to start from).
-    Kelly reports ``J = 469.5507`` there (fmincon, ``TolFun`` 1e-3)."""
+    Kelly reports ``J = 469.5507`` there (fmincon, ``TolFun`` 1e-3).
+
+    **Example:**
+
+    ```python
+    import difimpact as di
+
+    gait = di.kelly_gait()                 # Kelly 2017, §7: 0.5 m in 0.7 s, ∫Σu² dt, his mesh and bounds
+    print(gait.cost, gait.step_time)       # 469.547… 0.7: Kelly's published 469.5507 (fmincon, TolFun 1e-3)
+    ```
+    """
     walker = five_link_walker(model)
     bodies = ("stance_tibia", "stance_femur", "torso", "swing_femur", "swing_tibia")
     angles = tuple((b, None, -math.pi / 2, math.pi / 2) for b in bodies)

@@ -3,7 +3,7 @@
     python docs/scripts/make_figures.py
 
 - ``model-*.png``: each built-in model's stick figure at its reference pre-impact state (``di.draw_model``), with
-  its named points and contact points, for [Models and conventions](../conventions.md);
+  its named points, contact points and generalised coordinates q1 … qn, for [Models and conventions](../conventions.md);
 - ``impulse-space-path.png``: the crutch tip's impact integrated in the normal impulse (Font-Llagunes et al.
   2012, §3), for the impulsive page;
 - ``compliant-force-velocity.png``: the contact forces and the tip's velocities during the compliant phase of
@@ -41,7 +41,7 @@ def models() -> None:
     }
     for name, (model, state, contacts, title) in cases.items():
         fig, ax = plt.subplots(figsize=(5.5, 4.5))
-        di.draw_model(model, state(model), ax=ax, contacts=contacts, title=title)
+        di.draw_model(model, state(model), ax=ax, contacts=contacts, title=title, coordinates=True)
         fig.savefig(OUT / f"model-{name}.png", **SAVE)
         plt.close(fig)
 
