@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import lineax as lx
 
 from ._custom_types import Array, Bool, Float
-from ._validation import check
+from ._check import check
 
 
 def full_precision(fn):

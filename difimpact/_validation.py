@@ -8,29 +8,18 @@ run time. Value checks return the validated array so the check cannot be optimis
 import math
 from collections.abc import Sequence
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-
-def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)
+from ._check import _is_concrete, check as check
+from ._linalg import ldl_pivots
 
 
 def _is_number(x) -> bool:
     """A Python or NumPy real number: checked in Python, even while tracing (inside ``jit`` an array made from
     it is staged, and its check would only run at run time)."""
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
-
-
-def check(x, bad, message: str):
-    """Return ``x`` unchanged, raising ``ValueError(message)`` wherever ``bad`` is true."""
-    if _is_concrete(bad):
-        if np.any(np.asarray(bad)):
-            raise ValueError(message)
-        return x
-    return eqx.error_if(x, bad, message)
 
 
 def real(name: str, x, *, shape=None):
@@ -165,8 +154,6 @@ def psd_matrix(name: str, x, *, definite: bool = False):
     ``M + δI`` with ``δ = √ε max_i M_ii`` has only positive pivots iff no eigenvalue of ``M`` is below ``−δ``
     (semi-definite); without the shift, every pivot above ``n ε max_i M_ii`` (definite).
     """
-    from ._linalg import ldl_pivots
-
     M = square(name, x)
     n, eps = M.shape[0], jnp.finfo(M.dtype).eps
     scale = jnp.max(jnp.abs(M))
