@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from difimpact._experiments import seed002 as s2
+from difimpact._experiments import seed002_paper as paper
 
 N = 9  # the quick batch size: shares the compilations with test_reproduce_seed002.py
 OMEGA0 = np.linspace(-1.0, 1.0, N)
@@ -26,7 +27,7 @@ def pushoff():
 @pytest.fixture(scope="module")
 def reference():
     """Total blocking at ω0 = −1 rad/s (points A, B, C of §4.1–4.3), trailing-leg locking included."""
-    cases = {k: s2.CASES[k] for k in BLOCKED} | {"ankle+trailing": (s2.ANKLE,) + s2.TRAILING}
+    cases = {k: s2.CASES[k] for k in BLOCKED} | {"ankle+trailing": (s2.ANKLE,) + paper.TRAILING}
     return {k: (b, s2._sweep(b, np.full(N, -1.0), ZEROS, ZEROS)) for k, b in cases.items()}
 
 
@@ -34,7 +35,7 @@ def _numpy_impact(r, blocked, stays, rate=0.0):
     """Seed 002 eqs. 20–22 with ``M⁻¹`` (numpy): rows CAL (2), blocked joints, MH normal if it stays, MH
     tangential (eq. 8). Returns (q̇⁺, λ̄, W_c)."""
     M, J = r["M"][0], r["J"][0]
-    rows = [J[:2]] + [np.eye(9)[None, s2.CASES_INDEX[c]] for c in blocked] + [J[2:] if stays else J[3:]]
+    rows = [J[:2]] + [np.eye(9)[None, paper.CASES_INDEX[c]] for c in blocked] + [J[2:] if stays else J[3:]]
     A = np.concatenate(rows)
     b = np.zeros(len(A))
     b[2] = rate if blocked else 0.0

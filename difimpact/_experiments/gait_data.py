@@ -25,6 +25,7 @@ TRIALS = {"treadmill": "heelstrike_treadmill_gait10dof18musc_subject01.csv",
           "overground": "heelstrike_overground_rajagopal2016.csv",
           "winter": "heelstrike_winter_normal.csv"}
 OSIM = "gait10dof18musc_subject01.osim"
+PRE_IMPACT = (-2, -1)  # the frames read as pre-impact states: before the one nearest the 20 N crossing
 
 
 class Subject(NamedTuple):

@@ -9,24 +9,9 @@ from .base import Outcome, check_that, experiment
 from .curves import monotone
 from .measured import measured_note
 from .plotting import line_panels
-from .seed002 import (
-    ANKLE,
-    CASES,
-    CASES_INDEX,
-    DTHETA_RANGE,
-    OMEGA0_REF,
-    OUTCOMES,
-    PAPER_AT_REF_PCT,
-    STYLES,
-    TRAILING,
-    UNITS,
-    _band,
-    _n,
-    _pct,
-    _rows,
-    _sweep,
-    _trailing_check,
-)
+from .seed002 import UNITS, _band, _n, _pct, _rows, _sweep, _trailing_check
+from .seed002_paper import (ANKLE, CASES, CASES_INDEX, DTHETA_RANGE, OMEGA0_REF, OUTCOMES, PAPER_AT_REF_PCT, STYLES,
+                            TRAILING)
 
 
 def _below(statement, bound_pct, ours, source):
