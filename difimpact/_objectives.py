@@ -54,10 +54,26 @@ def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velo
 
 
 def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
-    """Distance to sliding ``μ − μ_c`` with ``μ_c = |w_nt| / w_tt`` the critical friction of the contact's
-    impact (Font-Llagunes et al. 2012, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient: positive when the impact
-    ends sticking, negative when it slides."""
+    """``μ − μ_c``, with ``μ_c = |w_nt| / w_tt`` the critical friction of the contact's impact (Font-Llagunes et al.
+    2012, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient. Positive: a stick, once reached, is kept
+    (Table 2) — an impact from rest sticks, but one that starts sliding may still end sliding (crutch walker,
+    ``q3 = 12°``, ``q̇5 = −0.2``: ``μ_c = 0.675``, yet it ends sliding for ``μ < 0.690``). Negative: the contact
+    cannot stay stuck. For "the impact ends stuck" use :func:`sticking_margin`."""
     return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_c
+
+
+def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
+    r"""``μ − μ_stick``: non-negative exactly when the frictional impact ends stuck (``v_t⁺ = 0``: regime
+    ``stick`` or ``slide-stick`` of :func:`~difimpact.frictional_impact`).
+
+    ``μ_stick = max(μ_c, |P_t^*| / P_n^*)`` (:attr:`FrictionalImpactSolution.mu_stick`), with $P^* = -W^{-1} v^-$
+    the impulse of the sticking map ($W = A M^{-1} A^T$, ``v⁻`` the contact point's pre-impact velocity): an
+    impact that ends stuck ends at ``v⁺ = 0``, so its total impulse is ``P*``, which must lie in the friction
+    cone, ``|P_t^*| ≤ μ P_n^*``; and the stick must be kept, ``μ ≥ μ_c`` (Font-Llagunes et al. 2012, eq. 8 and
+    Table 2). Differentiable wherever ``|P_t^*|/P_n^* ≠ μ_c`` and ``P_t^* ≠ 0`` (a closed form in ``M``, the
+    contact rows and ``q̇⁻``); ``−inf`` (zero gradient) when $P_n^* \le 0$: no friction ends that impact stuck.
+    """
+    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_stick
 
 
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,

@@ -231,8 +231,11 @@ def _ankle_objective(model, q, qdot, r_free, target, x):
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
     r"""Crutch walker (Font-Llagunes et al. 2012): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
     the peak crutch-tip force of the compliant contact phase (Font-Llagunes et al. 2012, §4–5: Hunt–Crossley + Hertz tip,
-    exact Coulomb friction ``μ``), in kN, subject to an impact that ends sticking with a safety margin,
-    ``μ ≥ μ_c + margin`` (Font-Llagunes et al. 2012, eq. 8, from the impulsive map).
+    exact Coulomb friction ``μ``), in kN, subject to ``μ ≥ μ_c + margin`` (:func:`~difimpact.sliding_margin`;
+    Font-Llagunes et al. 2012, eq. 8, from the impulsive map): a stick, once reached, is kept with ``margin`` to
+    spare. That alone does not make the impact end stuck (:func:`~difimpact.sticking_margin`); here it does: the
+    tip starts sliding backward and, over the whole feasible set (defaults), comes to rest and sticks
+    (``slide-stick``), with ``μ − μ_stick ≥ margin − 0.022`` (``μ_stick − μ_c ≤ 0.022`` on a 61 × 61 grid).
 
     Pre-impact state of Font-Llagunes et al. 2012 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the feet,
     ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (Font-Llagunes et al. 2012's range), ``q4 ∈ [0°, 20°]``.
@@ -241,7 +244,8 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
     tangents (the objective supports ``jax.grad`` and ``jax.vmap``, not ``jax.jacfwd``).
 
     The peak force falls as the legs and the torso lean forward, and so does the sliding margin: with the
-    defaults the optimum is the vertex ``q4 = 20°`` (bound), ``μ − μ_c = margin`` (``q3 ≈ 7.71°``, 4.834 kN).
+    defaults the optimum is the vertex ``q4 = 20°`` (bound), ``μ − μ_c = margin`` (``q3 ≈ 7.71°``, 4.834 kN;
+    ``μ − μ_stick = 0.028`` there).
     ``solve(start, learning_rate=0.01, steps=150, rounds=4, penalty=30.0)`` reaches it (multiplier ≈ 0.51);
     with the default ``penalty=100`` the multiplier collapses to 0 between rounds.
     """

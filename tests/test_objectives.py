@@ -100,6 +100,31 @@ def test_sliding_margin_crutch(rng):
     assert values.shape == (3,)
 
 
+def test_sticking_margin_crutch(rng):
+    """μ − μ_stick (the impact ends stuck) against central differences, and its sign against the regime of
+    ``frictional_impact`` over random postures, pre-impact rates and μ; at q3 = 12°, q̇5 = −0.2 it is the issue's
+    0.69012 (μ_c = 0.67547: μ = μ_c + 0.005 keeps a stick but ends sliding)."""
+    model = di.CrutchWalker()
+
+    def parts(x):
+        q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
+        contact = di.Contact("Q", friction_law=di.Coulomb(x[3]))
+        return di.sticking_margin(model, q, qdot, contact), di.frictional_impact(model, q, qdot, contact).regime
+
+    _check(lambda x: parts(x)[0], _uniform(rng, [math.radians(3), 0.0, -0.2, 0.4],
+                                           [math.radians(21), math.radians(20), 0.4, 1.2]), 1e-6)
+    x = _uniform(rng, [math.radians(3), 0.0, -0.4, 0.3], [math.radians(21), math.radians(20), 0.6, 1.2], 64)
+    margin, regime = jax.jit(jax.vmap(parts))(jnp.asarray(x))
+    stuck = np.isin(np.asarray(regime), [di.FRICTIONAL_REGIMES.index(r) for r in ("stick", "slide-stick")])
+    np.testing.assert_array_equal(stuck, np.asarray(margin) >= 0)
+    assert 0 < stuck.mean() < 1
+    q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
+    hit = di.frictional_impact(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.68)))
+    np.testing.assert_allclose([hit.mu_c, hit.mu_stick], [0.67547, 0.69012], atol=1e-5)
+    assert hit.regime_name == "slide" and di.sliding_margin(model, q, qdot, di.Contact(
+        "Q", friction_law=di.Coulomb(0.68))) > 0
+
+
 @pytest.mark.slow
 def test_peak_contact_force_gradient(rng):
     """Compliant crutch tip (seed 000, Hunt–Crossley + Coulomb): the interpolated peak force vs q3 and q4 at a

@@ -22,11 +22,12 @@ rate ``k_σ = w_nn − μσw_nt`` can be ``≤ 0`` (the approach speeds up), but
 leaves a final phase whose normal velocity does not grow; that is reported as
 ``FrictionalImpactResults.approach_not_stopped``, never returned as a negative or infinite impulse.
 
-Gradients: every quantity is a piecewise closed form selected with ``jnp.where``; inside a regime it is
-smooth. At a regime boundary (``μ = μ_c``, the switch impulse reaching ``P_n⁺``, ``v_t⁻ = 0``) the map is
-continuous but only one-sided differentiable, and ``jax.grad`` returns the derivative of the regime that the
-state was classified in.
+Gradients: every quantity is a piecewise closed form selected with ``jnp.where``, smooth inside a regime; at
+a regime boundary (``μ = μ_c``, the switch impulse reaching ``P_n⁺``, ``v_t⁻ = 0``) the map is continuous but
+only one-sided differentiable, and ``jax.grad`` gives the derivative of the regime the state was classified in.
 """
+
+import functools
 
 import equinox as eqx
 import jax
@@ -69,7 +70,10 @@ class FrictionalImpactSolution(eqx.Module):
     - `regime`: integer code, ``FRICTIONAL_REGIMES[regime]`` its name.
     - `switch_impulse`: ``P_n`` at the end of the first phase (eq. 28, $P_n^\\sigma$); equal to ``P_n⁺`` for
       the single-phase regimes ``stick``, ``slide`` and ``slide-from-rest``.
-    - `mu_c`: critical friction coefficient (eq. 8).
+    - `mu_c`: critical friction (eq. 8): with ``μ ≥ μ_c`` a stick, once reached, is kept (Table 2); an impact
+      that starts sliding may still end sliding. `mu_stick`: the least ``μ`` for which it ends stuck (``stick``,
+      ``slide-stick``), $\\max(\\mu_c, |P_t^*|/P_n^*)$ with $P^* = -(A M^{-1} A^T)^{-1} v^-$ the sticking
+      map's impulse (``v⁺ = 0``), ``inf`` when $P_n^* \\le 0$.
     - `result`: :class:`FrictionalImpactResults` item.
 
     The remaining fields describe the two linear phases in ``P_n`` and are used by :meth:`at` and
@@ -85,6 +89,7 @@ class FrictionalImpactSolution(eqx.Module):
     regime: Int[Array, ""]
     switch_impulse: Scalar
     mu_c: Scalar
+    mu_stick: Scalar
     result: FrictionalImpactResults
     jacobian: Float[Array, "2 n"]
     qdot_minus: Velocity
@@ -115,9 +120,9 @@ class FrictionalImpactSolution(eqx.Module):
         v0 = self.jacobian @ self.qdot_minus
         g1, g2 = self.jacobian @ d1, self.jacobian @ d2
         vi = v0 + g1 * self.switch_impulse
-        # ∫ v dP_n over each phase (v linear in P_n); W_t weights v_t by dP_t/dP_n.
-        i1 = v0 * p1 + 0.5 * g1 * p1**2
-        i2 = vi * p2 + 0.5 * g2 * p2**2
+        # ∫ v dP_n per phase (v linear in P_n); W_t weights v_t by dP_t/dP_n; (g p) p: p² underflows at huge μ.
+        i1 = v0 * p1 + 0.5 * (g1 * p1) * p1
+        i2 = vi * p2 + 0.5 * (g2 * p2) * p2
         qdot = self.qdot_minus + p1 * d1 + p2 * d2
         return qdot, t1 * p1 + t2 * p2, i1[0] + i2[0], t1 * i1[1] + t2 * i2[1]
 
@@ -191,8 +196,12 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     v_n, v_t = A @ qdot_minus
     v_n = check(v_n, ~(v_n < 0), "the contact point must approach the ground: A_n q̇⁻ < 0 (`qdot_minus`).")
     mu_c = jnp.abs(w_nt) / w_tt
+    # The sticking map's P* = −W⁻¹v: |P_t*| / P_n* = |w_nn v_t − w_nt v_n| / (w_nt v_t − w_tt v_n) (det W > 0).
+    stick_den = w_nt * v_t - w_tt * v_n
     can_stick = mu >= mu_c
     rest = jnp.abs(v_t) <= rest_tol * jnp.abs(v_n)
+    ratio = _safe_div(jnp.abs(w_nn * v_t - w_nt * v_n), stick_den, stick_den > 0)
+    mu_stick = jnp.where(rest, mu_c, jnp.maximum(mu_c, ratio))  # from rest: sticks iff μ ≥ μ_c (Table 2)
     tau_stick = -w_nt / w_tt
 
     # First phase: sticking from rest, or sliding along v_t⁻ (from rest: along w_nt, Table 2).
@@ -224,8 +233,8 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     impact = FrictionalImpactSolution(
         qdot_plus=qdot_minus, normal_impulse=pn, tangential_impulse=jnp.zeros_like(pn),
         normal_work=jnp.zeros_like(pn), tangential_work=jnp.zeros_like(pn), regime=regime,
-        switch_impulse=p_i, mu_c=mu_c, result=result, jacobian=A, qdot_minus=qdot_minus, slopes=slopes,
-        tangent_rates=rates,
+        switch_impulse=p_i, mu_c=mu_c, mu_stick=mu_stick, result=result, jacobian=A, qdot_minus=qdot_minus,
+        slopes=slopes, tangent_rates=rates,
     )
     qdot_plus, pt, wn, wt = impact.at(pn)
     overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
@@ -312,13 +321,22 @@ class ImpulsePath(eqx.Module):
 
 @full_precision
 def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> ImpulsePath:
-    """Sample an unbatched :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
+    """Sample a :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
 
     ``num − 1`` evenly spaced points plus the switch impulse $P_n^\\sigma$ (eq. 28), so a piecewise-linear plot
-    is exact. Use ``jax.vmap`` over batched results.
+    is exact. A batched result (from ``vmap`` or :func:`~difimpact.sweep`) gives a batched path, each field
+    with the result's batch axes in front.
     """
     instance("impact", impact, FrictionalImpactSolution)
     num = count("num", num, minimum=2)
+    path = functools.partial(_path, num=num)
+    for _ in jnp.shape(impact.normal_impulse):
+        path = jax.vmap(path)
+    return path(impact)
+
+
+def _path(impact: FrictionalImpactSolution, num: int) -> ImpulsePath:
+    """:func:`impulse_space_path` of an unbatched result."""
     pn = jnp.sort(jnp.append(jnp.linspace(0.0, 1.0, num - 1) * impact.normal_impulse,
                              impact.switch_impulse))
     qdot, pt, wn, wt = jax.vmap(impact.at)(pn)
