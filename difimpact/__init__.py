@@ -143,6 +143,7 @@ from ._objectives import (
     peak_contact_force as peak_contact_force,
     post_impact_velocity as post_impact_velocity,
     sliding_margin as sliding_margin,
+    sticking_margin as sticking_margin,
 )
 from ._results import RESULTS as RESULTS
 from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult, OptimiseResults as OptimiseResults
