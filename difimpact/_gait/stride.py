@@ -12,6 +12,7 @@ from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
 from .._linalg import full_precision
+from .heel_strike import heel_strike
 
 
 class GaitResults(RESULTS):  # pyright: ignore
@@ -152,8 +153,10 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     From the section state ``x`` just after a heel strike: single support with the stance foot rolling
     (:meth:`AbstractWalker.stance_accelerations`) until the swing foot strikes the ground ahead
     (:meth:`AbstractWalker.strike_gap` ``= 0``, the event time differentiated by the implicit-function theorem);
-    then the impulsive impact of :func:`~difimpact.impact` with the striking foot sticking and the trailing foot
-    unilateral (it lifts off or stays, Font & Kövecses 2008, eq. 4); then the legs are swapped (:meth:`AbstractWalker.swap`).
+    then the heel strike, :func:`~difimpact.heel_strike` by the walker's impact law: for every walker the impulsive
+    impact of :func:`~difimpact.impact` with the striking foot sticking and the trailing foot unilateral (it lifts
+    off or stays, Font & Kövecses 2008, eq. 4), for :class:`~difimpact.SimplestWalker` its closed-form limit; then
+    the legs are swapped (:meth:`AbstractWalker.swap`).
     A passive step on slope ``γ`` loses at the impact what gravity gave, ``ΔT = M g L sin γ`` on a periodic
     gait (McGeer 1990).
 
@@ -196,7 +199,7 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     struck = (event == _STRIKE) & ~failed & valid
     q_safe, qdot_safe = walker.strike_posture()
     q_i, qdot_i = jnp.where(struck, q, q_safe), jnp.where(struck, qdot, qdot_safe)
-    strike = walker.heel_strike(q_i, qdot_i)
+    strike = heel_strike(walker, q_i, qdot_i)
     new_theta, new_rate = jax.jvp(walker.swap, (theta,), (strike.theta_dot,))
     # The walker advances by the stance foot's rolling plus the distance between the feet at heel strike.
     rolled = walker.stance_configuration(theta)[0] - walker.stance_configuration(theta0)[0]
