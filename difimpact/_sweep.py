@@ -165,25 +165,27 @@ def sweep(
         raise ValueError(f"`fn` must be callable, got {type(fn).__name__}.")
     chunk_size = None if chunk_size is None else count("chunk_size", chunk_size)
     flag("progress", progress)
-    leaves = _batch_leaves(params)
-    treedef = jax.tree.structure(params)
-    mesh = _mesh(devices)
-    n = leaves[0].shape[0]
-    n_devices = 1 if mesh is None else mesh.size
+    leaves, treedef, mesh = _batch_leaves(params), jax.tree.structure(params), _mesh(devices)
+    n, n_devices = leaves[0].shape[0], 1 if mesh is None else mesh.size
     size = n_devices * (-(-n // n_devices) if chunk_size is None else int(chunk_size))
     sharding = None if mesh is None else NamedSharding(mesh, PartitionSpec(_AXIS))
+    run = functools.partial(_run_chunk, fn, leaves, treedef, mesh, sharding)
+    return _chunked(run, n, size, progress and jax.process_index() == 0)
 
-    results, out_def = None, None
+
+def _chunked(run, n: int, size: int, show: bool) -> Any:
+    """``run`` on the chunks of ``size`` indices of a batch of ``n`` (the last padded by repeating index ``n − 1``),
+    the results gathered in host memory, the padding dropped; a failing chunk is bisected to name its first failing
+    member (:func:`_which_member`). `show`: a tqdm progress bar over the chunks."""
     starts = range(0, n, size)
-    show = progress and jax.process_index() == 0
     if show:
         from tqdm.auto import tqdm  # imported here: tqdm.auto warns at import in notebooks without ipywidgets
 
         starts = tqdm(starts, desc="sweep", unit="chunk")
+    results, out_def = None, None
     for c, start in enumerate(starts):
         stop = min(start + size, n)
         index = np.minimum(np.arange(start, start + size), n - 1)
-        run = functools.partial(_run_chunk, fn, leaves, treedef, mesh, sharding)
         try:
             out_leaves, out_def = jax.tree.flatten(run(index))
             out_leaves = [_to_host(o) for o in out_leaves]
