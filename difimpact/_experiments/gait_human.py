@@ -1,0 +1,192 @@
+"""The seven-link human walking (Ros, Font-Llagunes, Plaza & Kövecses 2015's model): the predicted step of least
+effort per distance at a given speed (:func:`difimpact._human_gait.human_gait`), its heel strike read off the
+dynamically consistent gait, and Ros et al.'s joint blocking evaluated there."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .._human_gait import gait as hg
+from .._impact.ground import impact
+from .._human_gait import phases as ph
+from .._human_gait.replay import diffrax_integrate, replay
+from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
+from .._nlp import NLPOptions
+from . import seed002
+from .base import Outcome, check_that, experiment
+
+SPEED = 1.3  # m/s: Winter's normal cadence walks at 1.325 m/s
+SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
+STARTS = (0.7, 0.6, 0.8)  # guessed step lengths [m]: the several starts of the full run
+CASES = ("none", "ankle", "ankle+knee", "ankle+knee+hip")
+KEYS = {"none": "xi_none", "ankle": "xi_ankle", "ankle+knee": "xi_ankle_knee", "ankle+knee+hip": "xi_ankle_knee_hip"}
+BALANCE_RTOL = 1e-8
+OPTIONS = NLPOptions(max_steps=500)
+
+
+@functools.cache
+def _human() -> SevenLinkHuman:
+    return SevenLinkHuman()  # 75 kg, 1.77 m, Dumas et al. 2007 (Ros et al. 2015, §2.1)
+
+
+def mirrored_strike(gait) -> tuple[jax.Array, jax.Array]:
+    """The pre-impact state with the legs exchanged, so that the right leg leads as in Ros et al.'s figures."""
+    q, qd = gait.q[-1], gait.qdot[-1]
+    return ph.swap(q), ph.swap(qd)
+
+
+@functools.cache
+def _blocked_impact():
+    human = _human()
+
+    def one(q, qd, active):  # seed002._impact, with the collocation's drift of the contacts (< 1 mm) tolerated
+        rates = {c: 0.0 for c in seed002.JOINTS}
+        return impact(human, q, qd, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(seed002.JOINTS, active)),
+                      unilateral=("MH_L",), unilateral_tangent="always", ground_tol=1e-3, throw=False)
+
+    return jax.jit(one)
+
+
+def blocking(gait) -> dict:
+    """ξ at the gait's own heel strike per blocking case of Ros et al. (§4, eqs. 10–12: the leading leg's joints
+    held at rest after the impact), the trailing foot's outcome (library's unilateral enumeration, eq. 9) and ω0
+    (the trailing ankle's pre-impact rate, counter-clockwise as in the paper)."""
+    q, qd = mirrored_strike(gait)
+    out = {}
+    for case in CASES:
+        sol = _blocked_impact()(q, qd, jnp.asarray(seed002._active(seed002.CASES[case])))
+        out[case] = (float(sol.xi), "lifts" if bool(sol.lifted_off[0]) else "stays", float(sol.impulses[-2]))
+    return {"xi": {c: v[0] for c, v in out.items()}, "trailing": {c: v[1] for c, v in out.items()},
+            "omega0": float(-qd[8]), "Pn_trailing": {c: v[2] for c, v in out.items()}}
+
+
+def ros_state_at_gait_posture(gait):
+    """Ros et al.'s eq. 3 velocities (v0 = the gait's LJC speed, ω0 the gait's) at the gait's posture (thighs,
+    knees, leading ankle and torso; the trailing ankle re-solved to put MH on the ground)."""
+    q, qd = mirrored_strike(gait)
+    pose = HeelStrikePosture(torso=-q[2], thigh_R=-(q[2] + q[3]), knee_R=-q[4], ankle_R=-q[5],
+                             thigh_L=-(q[2] + q[6]), knee_L=-q[7])
+    return _human().heel_strike_state(-qd[8], v0=qd[0], posture=pose)
+
+
+def solve(segments, speed=SPEED, step_length=0.7):
+    human = _human()
+    problem = hg.make_problem(human, speed, segments=segments, method="hermite-simpson", friction=0.8,
+                              torque_max=300.0, duration_bounds=hg.DURATIONS)
+    return hg.human_gait(human, speed, segments=segments, guess=hg.initial_guess(problem, step_length),
+                         options=OPTIONS, throw=False)
+
+
+def node_rows(gait) -> list[dict]:
+    names = SevenLinkHuman.coordinate_names
+    rows = []
+    for i in range(gait.t.shape[0]):
+        row = {"kind": "node", "phase": ph.PHASES[int(gait.phase[i])].name, "t": float(gait.t[i])}
+        row.update({n: float(gait.q[i, j]) for j, n in enumerate(names)})
+        row.update({f"{n}_dot": float(gait.qdot[i, j]) for j, n in enumerate(names)})
+        row.update({f"u_{n[6:]}": float(gait.u[i, j]) for j, n in enumerate(ph.JOINTS)})
+        row.update({"Fx_R": float(gait.grf[i, 0, 0]), "Fy_R": float(gait.grf[i, 0, 1]),
+                    "Fx_L": float(gait.grf[i, 1, 0]), "Fy_L": float(gait.grf[i, 1, 1])})
+        rows.append(row)
+    return rows
+
+
+def summary_row(gait, ros) -> dict:
+    row = {"kind": "summary", "speed": float(gait.speed), "step_length": float(gait.step_length),
+           "step_time": float(gait.step_time), "cost_of_transport": float(gait.cost_of_transport),
+           "cost": float(gait.cost)}
+    row.update({KEYS[c]: ros["xi"][c] for c in CASES})
+    row.update({"trailing_foot": ros["trailing"]["none"], "omega0": ros["omega0"]})
+    return row
+
+
+@experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per blocking case), in a predicted gait",
+            "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
+            "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
+            "double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact impact map), "
+            f"Hermite–Simpson {SEGMENTS} segments per phase ({QUICK_SEGMENTS} with --quick); node rows and a "
+            "summary row; Ros et al.'s blocking cases at the gait's own heel strike.",
+            units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
+                  "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
+                  "work), cost [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the paper)")
+def gait_human_predicted(quick, progress):
+    segments = QUICK_SEGMENTS if quick else SEGMENTS
+    starts = STARTS[:1] if quick else STARTS
+    gaits = [solve(segments, SPEED, s) for s in progress(starts, desc="starts")]
+    ok = [g for g in gaits if int(g.result._value) == 0]
+    best = min(ok or gaits, key=lambda g: float(g.cost))
+    ros = blocking(best)
+    rep = replay(best, diffrax_integrate)
+    rows = node_rows(best) + [summary_row(best, ros)]
+    checks = _checks(best, gaits, ros, rep)
+    return Outcome(rows, {"gait_human_predicted": _figure(best)}, checks, _table(best, gaits, ros, rep))
+
+
+def _checks(best, gaits, ros, rep):
+    xi = ros["xi"]
+    balance = abs(rep["work"] + rep["contact_work"] - rep["energy_change"]) / abs(rep["work"])
+    paper = seed002.PAPER_AT_REF_PCT
+    return [
+        check_that("The optimal step is found (interior point converged) from every start", "—",
+                   ", ".join(f"{float(g.cost):.1f} ({'ok' if int(g.result._value) == 0 else 'failed'})"
+                             for g in gaits), int(best.result._value) == 0),
+        check_that("Integrated under its torques the step closes through the heel strike (max-norm of the state)",
+                   "a periodic gait", f"{rep['closure']:.2e} (collocation error of this mesh)", rep["closure"] < 1e-2),
+        check_that("Energy balance of the integrated step: actuator + contact work = change of T + V "
+                   f"(to {BALANCE_RTOL:g})", "work–energy theorem", f"{balance:.1e}; contact work "
+                   f"{rep['contact_work']:.2e} J, actuator work {rep['work']:.3f} J, impact loss "
+                   f"{rep['impact_loss']:.3f} J", balance < BALANCE_RTOL),
+        check_that("Blocking more joints of the leading leg raises ξ at heel strike (ankle < ankle+knee < "
+                   "ankle+knee+hip)", f"Ros et al. §4.3: {paper['ankle']}/{paper['ankle+knee']}/"
+                   f"{paper['ankle+knee+hip']} % at ω0 = −1 rad/s",
+                   " / ".join(f"{100 * xi[c]:.1f} %" for c in CASES[1:]) + f" at the gait's ω0 = "
+                   f"{ros['omega0']:+.2f} rad/s (none: {100 * xi['none']:.1f} %)",
+                   xi["ankle"] < xi["ankle+knee"] < xi["ankle+knee+hip"]),
+        check_that("The trailing foot stays on the ground at heel strike (no blocking)", "Ros et al. eq. 9, "
+                   "observed in normal gait", ros["trailing"]["none"], ros["trailing"]["none"] == "stays"),
+    ]
+
+
+def _table(best, gaits, ros, rep):
+    head = ("| case | ξ | trailing foot | P_n trailing [N s] |\n|---|---|---|---|\n")
+    lines = [f"| {c} | {100 * ros['xi'][c]:.2f} % | {ros['trailing'][c]} | {ros['Pn_trailing'][c]:.3f} |\n"
+             for c in CASES]
+    d = np.asarray(best.durations)
+    text = (f"\n\nStep {float(best.step_length):.3f} m in {float(best.step_time):.3f} s; phases double, heel, "
+            f"flat, toe: {', '.join(f'{x:.3f}' for x in d)} s; cost {float(best.cost):.1f} N² m s; cost of "
+            f"transport {float(best.cost_of_transport):.3f} J/(kg m); iterations {int(best.iterations)}.\n")
+    return head + "".join(lines) + text
+
+
+def _figure(gait):
+    fig, axes = plt.subplots(1, 3, figsize=(14.4, 4.3), layout="constrained")
+    t = np.asarray(gait.t) / float(gait.step_time) * 50.0
+    q = np.degrees(np.asarray(gait.q))
+    pct = np.linspace(0, 50, 51)
+    meas = np.degrees(hg.measured_angles(pct))
+    for j, (name, c) in enumerate((("hip", "C0"), ("knee", "C1"), ("ankle", "C2"))):
+        axes[0].plot(t, q[:, 3 + j] + (q[:, 2] if j == 0 else 0), "-", color=c, label=f"{name} R (model)")
+        axes[0].plot(pct, meas[:, j], "--", color=c, label=f"{name} R (treadmill trial)")
+    axes[0].set_xlabel("% of the gait cycle")
+    axes[0].set_ylabel("joint angle, clockwise [°] (hip: thigh from vertical)")
+    axes[0].legend(fontsize=7)
+    grf = np.asarray(gait.grf)
+    axes[1].plot(t, grf[:, 0, 1], "k-", label="F_y right")
+    axes[1].plot(t, grf[:, 1, 1], "k--", label="F_y left")
+    axes[1].plot(t, grf[:, 0, 0], "r-", label="F_x right")
+    axes[1].set_xlabel("% of the gait cycle")
+    axes[1].set_ylabel("ground force on the foot [N]")
+    axes[1].legend(fontsize=7)
+    tree = _human().tree()
+    for i in range(0, t.size, max(1, t.size // 8)):
+        pts = np.array([np.asarray(tree.point_position(gait.q[i], n)) for n in
+                        ("CAL_R", "A_R", "K_R", "H_R", "K_L", "A_L", "CAL_L")])
+        axes[2].plot(pts[:, 0], pts[:, 1], "-", color=plt.cm.viridis(i / t.size), lw=1)
+    axes[2].set_aspect("equal")
+    axes[2].set_title("stick figures (legs), right heel strike → left heel strike")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    return fig
