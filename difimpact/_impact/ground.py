@@ -119,6 +119,15 @@ def _blocked_active(x, rates) -> Bool[Array, " b"]:
     return jnp.stack(flags) if flags else jnp.zeros((0,), bool)
 
 
+def _mask_blocked(A_fixed, stick, rates, blocked_active):
+    """``A_fixed`` with the rows of the coordinates that `blocked_active` unblocks zeroed, and the flags of its rows
+    (``None`` without `blocked_active`: every row enforced)."""
+    if blocked_active is None:
+        return A_fixed, None
+    active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
+    return jnp.where(active[:, None], A_fixed, 0.0), active
+
+
 def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float) -> Config:
     """``q``, checked to hold every contact point on the ground to within ``ground_tol`` × the model's size
     (:func:`model_size`, ``0 ≤ ground_tol < 1``)."""
@@ -217,21 +226,13 @@ def _consistent(stacked: ImpactSolution, v: Float[Array, " r"], m_fixed: int) ->
 
 @eqx.filter_jit
 @full_precision
-def impact(
-    model: AbstractPlanarModel,
-    q: Config,
-    qdot_minus: Velocity,
-    *,
-    stick: Sequence[str] = (),
-    blocked: Sequence[str | int] | Mapping[str | int, float] = (),
-    blocked_active: Mapping[str | int, bool | Bool[Array, ""]] | None = None,
-    unilateral: Sequence[str] = (),
-    restitution: Mapping[str, float] | None = None,
-    unilateral_tangent: Literal["free", "stick", "always"] = "free",
-    massless: Literal["error", "keep", "limit"] = "error",
-    ground_tol: float = 1e-6,
-    throw: bool = True,
-) -> ImpactSolution:
+def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick: Sequence[str] = (),
+           blocked: Sequence[str | int] | Mapping[str | int, float] = (),
+           blocked_active: Mapping[str | int, bool | Bool[Array, ""]] | None = None, unilateral: Sequence[str] = (),
+           restitution: Mapping[str, float] | None = None,
+           unilateral_tangent: Literal["free", "stick", "always"] = "free",
+           massless: Literal["error", "keep", "limit"] = "error", ground_tol: float = 1e-6,
+           throw: bool = True) -> ImpactSolution:
     r"""Impulsive impact of a planar model on flat ground (Font & Kövecses 2008, eqs. 3–4, 8–23; Ros et al. 2015, eqs. 4–26).
 
     Constraint rows after the impact, in this order (also the layout of ``impulses``):
@@ -250,10 +251,9 @@ def impact(
        solved and the consistent one is returned (Ros et al. 2015, footnote 4). Two impulse slots per contact,
        ``[normal, tangential]``, zero for a row not enforced.
 
-    `restitution` maps points of `stick` to Newton's kinematic coefficient ``e ∈ [0, 1]``:
-    ``v_n⁺ = −e v_n⁻``, a non-zero ``b⁺`` (Ros et al. 2015, eq. 5) while the tangential velocity stays zero. For a
-    single sticking contact with no tangential pre-impact velocity this equals Stronge's energetic coefficient
-    (``e² = −W_restitution / W_compression``; Stronge, *Impact Mechanics*, 2000, §4.3).
+    `restitution` maps points of `stick` to Newton's kinematic coefficient ``e ∈ [0, 1]``: ``v_n⁺ = −e v_n⁻``, a
+    non-zero ``b⁺`` (Ros et al. 2015, eq. 5) while the tangential velocity stays zero; for a single sticking contact
+    with no tangential pre-impact velocity, Stronge's energetic coefficient (*Impact Mechanics*, 2000, §4.3).
 
     **Arguments:**
 
@@ -263,8 +263,7 @@ def impact(
       size in posture `q`, ``0 ≤ ground_tol < 1``); `stick` points must approach it (``v_n⁻ < 0``).
     - `blocked_active`: ``{coordinate of blocked: bool}``, whether that coordinate is blocked in this impact
       (coordinates it does not name are). Its values are traced (pass JAX booleans), so one compiled program
-      serves every blocking case, ``vmap`` over cases included, where each set of `blocked` keys compiles its
-      own.
+      serves every blocking case, ``vmap`` over cases included, where each set of `blocked` keys compiles its own.
     - `unilateral_tangent`: ``"free"``, ``"stick"`` or ``"always"``, see 3.
     - `massless`: what a coordinate that no body with mass moves and no constraint holds gets: ``"error"``
       (default) reports ``ImpactResults.undetermined``; ``"keep"`` keeps its pre-impact velocity (derivatives
@@ -277,9 +276,9 @@ def impact(
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
 
     Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options
-    (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass
-    arrays to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the
-    outcome switches between staying and lifting off.
+    (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass arrays
+    to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the outcome
+    switches between staying and lifting off.
 
     **Example:**
 
@@ -299,17 +298,12 @@ def impact(
     points = stick + unilateral
     q = _on_ground(model, as_float("q", q, shape=(model.n,)), points, ground_tol)
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
-    M = model.mass_matrix(q)
-    J = {p: model.contact_jacobian(q, p) for p in points}
+    M, J = model.mass_matrix(q), {p: model.contact_jacobian(q, p) for p in points}
     qdot_minus, A_fixed, b_fixed = _fixed_rows(J, M, qdot_minus, stick, rates, coords, restitution)
-    fixed_active = None
-    if blocked_active is not None:
-        fixed_active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
-        A_fixed = jnp.where(fixed_active[:, None], A_fixed, 0.0)
+    A_fixed, fixed_active = _mask_blocked(A_fixed, stick, rates, blocked_active)
     tree = model.tree()
-    D = _unit_masses(tree, q) if keep else None
-    sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep, D, fixed_active,
-                        _light_part(tree, q))
+    sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep,
+                        _unit_masses(tree, q) if keep else None, fixed_active, _light_part(tree, q))
     v = jnp.concatenate([A_fixed @ qdot_minus] + [J[p] @ qdot_minus for p in points])
     return _raise(_consistent(sets, v, A_fixed.shape[0]), throw)
 
