@@ -7,10 +7,10 @@ from . import (
     seed001_compass as seed001_compass,
     seed001_crutch as seed001_crutch,
     seed002 as seed002,
-    seed002_blocking as seed002_blocking,
-    seed003 as seed003,
 )
-from . import measured as measured
+from . import measured as measured  # noqa: I001 (registration order: the measured heel strikes after Fig. 3)
+from . import seed002_blocking as seed002_blocking
+from . import seed003 as seed003
 from . import gaits as gaits  # noqa: I001 (registration order: simplest models first)
 from . import gait_compass as gait_compass
 from . import gait_kuo as gait_kuo

@@ -30,7 +30,7 @@ from .._impact.ground import impact
 from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
 from .base import Outcome, check_that, experiment
 from .curves import monotone, table_rows
-from .measured import measured_note
+from .measured_states import measured_note
 from .plotting import line_panels, model_figure
 from .seed002_paper import (ANKLE, CASES, JOINTS, OMEGA0_RANGE, OMEGA0_REF, OUTCOMES, PAPER_AT_REF_PCT, PAPER_MAX_PCT,
                             SOURCES, STYLES)

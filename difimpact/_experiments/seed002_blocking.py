@@ -7,7 +7,7 @@ import numpy as np
 
 from .base import Outcome, check_that, experiment
 from .curves import monotone
-from .measured import measured_note
+from .measured_states import measured_note
 from .plotting import line_panels
 from .seed002 import UNITS, _band, _n, _pct, _rows, _sweep, _trailing_check
 from .seed002_paper import (ANKLE, CASES, CASES_INDEX, DTHETA_RANGE, OMEGA0_REF, OUTCOMES, PAPER_AT_REF_PCT, STYLES,
