@@ -143,6 +143,18 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     return 0
 
 
+def _check_out(out: pathlib.Path, error) -> None:
+    """`out` must be a folder this process can write (created if missing), else `error(message)`."""
+    if out.exists() and not out.is_dir():
+        error(f"--out {out}: exists and is not a folder; name a folder (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        error(f"--out {out}: cannot create the folder ({err.strerror or err}).")
+    if not os.access(out, os.W_OK | os.X_OK):
+        error(f"--out {out}: the folder is not writable; name another with --out.")
+
+
 def run(args, error) -> int:
     """``difimpact reproduce`` with the parsed arguments `args`; `error(message)` reports an unknown experiment
     name (the parser's ``error``, which exits)."""
@@ -154,6 +166,7 @@ def run(args, error) -> int:
         select(args.names)
     except ValueError as err:
         error(str(err))
+    _check_out(args.out, error)
     if not args.no_cache:
         _enable_compile_cache()
     return reproduce(args.names, args.out, args.json, args.quick, args.quiet)

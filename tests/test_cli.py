@@ -132,3 +132,17 @@ def test_help_names_papers_not_seeds():
     for argv in (["--help"], ["reproduce", "--help"], ["list", "--help"]):
         code, text = _run(argv)
         assert code == 0 and "seed 00" not in text.lower(), (argv, text)
+
+
+def test_out_that_is_a_file_or_not_writable_is_refused_plainly(tmp_path, monkeypatch, capsys):
+    """``--out`` naming a file, or a folder that cannot be written, ends in the parser's message and exit
+    status 2, before any experiment runs (no traceback)."""
+    from difimpact import _cli
+
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    code, _ = _run(["reproduce", "crutch-grid", "--quick", "--no-cache", "--out", str(afile)])
+    assert code == 2 and "exists and is not a folder" in capsys.readouterr().err
+    monkeypatch.setattr(_cli.os, "access", lambda path, mode: False)  # root may write anywhere: simulate
+    code, _ = _run(["reproduce", "crutch-grid", "--quick", "--no-cache", "--out", str(tmp_path / "ro")])
+    assert code == 2 and "not writable" in capsys.readouterr().err
