@@ -152,6 +152,21 @@ def _check_functions(fn, constraints, optimiser, params):
     return g_fn, f, g
 
 
+def _lagrangian(f, g, lam, rho):
+    """``L_ρ(x, λ)`` of the module docstring from ``f(x)`` and ``g(x)``."""
+    return f + jnp.sum(jnp.maximum(0.0, lam + rho * g) ** 2 - lam**2) / (2 * rho)
+
+
+def _extra_args(optimiser, fn, g_fn, rho, lam, f, g, grads) -> dict:
+    """What optax's line searches (``optax.lbfgs``, ``scale_by_zoom_linesearch``…) read in ``update``: the value
+    ``L_ρ`` at the iterate, its gradient and ``L_ρ`` as a function, at the current multipliers; nothing for an
+    optimiser without extra arguments."""
+    if not isinstance(optimiser, optax.GradientTransformationExtraArgs):
+        return {}
+    return {"value": _lagrangian(f, g, lam, rho), "grad": grads,
+            "value_fn": lambda x: _lagrangian(fn(x), g_fn(x), lam, rho)}
+
+
 def minimise(
     fn: Callable[[Any], Scalar],
     params: Any,
@@ -172,7 +187,10 @@ def minimise(
     - `fn`: real scalar objective of a pytree of float arrays; `params`: the start, finite (projected onto the
       bounds).
     - `optimiser`: an ``optax.GradientTransformation`` (e.g. ``optax.adam(1e-2)``), re-initialised at every round
-      (a decaying learning-rate schedule then anneals within each round).
+      (a decaying learning-rate schedule then anneals within each round). Line-search methods such as
+      ``optax.lbfgs()`` get the augmented Lagrangian's value, gradient and function (``value``, ``grad``,
+      ``value_fn`` of ``update``); their line search calls `fn` and `constraints` again, at points it does not
+      project, and the projection of its step breaks its curvature pairs: use them without `bounds`.
     - `steps`: optimiser steps per round; `rounds`: multiplier updates (``1`` without constraints); both ``≥ 1``.
     - `bounds`: ``(lower, upper)``, each a scalar or a pytree like `params` whose leaves are scalars or shaped
       like the parameter (``±inf`` for no bound, never NaN), ``lower ≤ upper``.
@@ -214,7 +232,8 @@ def minimise(
         lam = _keep_if(start & (result == ok) & _finite(g), lam, jnp.maximum(0.0, lam + rho * g))
         state = _keep_if(start, state, optimiser.init(p))
         (grads,) = pullback((jnp.ones_like(f), jnp.maximum(0.0, lam + rho * g)))  # ∇f + Σ max(0, λ + ρg) ∇g
-        updates, new_state = optimiser.update(grads, state, p)
+        updates, new_state = optimiser.update(grads, state, p, **_extra_args(optimiser, fn, g_fn, rho, lam, f, g,
+                                                                               grads))
         new_p = project(optax.apply_updates(p, updates))
         last = i == total  # the optimum: evaluated, not updated
         result = OptimiseResults.where(result == ok, OptimiseResults.where(

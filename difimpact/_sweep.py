@@ -78,6 +78,12 @@ def _batch_leaves(params) -> list[np.ndarray]:
             "`params` must hold concrete arrays: sweep is a host-side driver and cannot run inside "
             "jit/vmap/grad (use jax.vmap there)."
         )
+    for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+        kind = np.asarray(leaf).dtype.kind if not isinstance(leaf, (str, bytes)) else "U"
+        if kind not in "biufc":
+            raise TypeError(f"`params{jax.tree_util.keystr(path)}` is {type(leaf).__name__} of dtype kind {kind!r}: "
+                            "every leaf of `params` must be a numeric array (batched); pass other settings to "
+                            "`fn` by closure or `functools.partial`.")
     leaves = [np.asarray(leaf) for leaf in leaves]
     shapes = [leaf.shape for leaf in leaves]
     if any(len(s) == 0 for s in shapes) or len({s[0] for s in shapes}) != 1 or shapes[0][0] == 0:

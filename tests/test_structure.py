@@ -16,7 +16,6 @@ KNOWN_LONG = {
     "difimpact._nlp.solve:solve_nlp",
     "difimpact._powered.optimal:optimal_gait",
     "difimpact._draw:draw_model",
-    "difimpact._gait.continuation",
     "difimpact._powered.tracking",
 }
 

@@ -88,14 +88,27 @@ def _check_contacts(model: AbstractPlanarModel, contacts, end: str) -> tuple[Con
     return contacts
 
 
-def _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history, throw):
-    """The solver options: instances, positive tolerances (``rtol < 1``) and limits, flags."""
+_MAX_RECORDS = 1 << 24  # max_phases × max_steps: the per-step records alone are ~0.8 GB per contact there
+
+
+def _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history, throw, dtype):
+    """The solver options: instances, tolerances that `dtype` resolves (defaults by dtype), limits, flags."""
     instance("solver", solver, diffrax.AbstractSolver, "diffrax.Tsit5()")
     instance("adjoint", adjoint, diffrax.AbstractAdjoint, "diffrax.RecursiveCheckpointAdjoint()")
     flag("history", history)
     flag("throw", throw)
-    return (tolerance("rtol", rtol, below=1.0), tolerance("atol", atol), count("max_steps", max_steps),
-            count("max_phases", max_phases))
+    eps = float(jnp.finfo(dtype).eps)
+    rtol = max(1e-8, 100 * eps) if rtol is None else tolerance("rtol", rtol, below=1.0)
+    atol = 1e-2 * rtol if atol is None else tolerance("atol", atol)
+    if isinstance(rtol, float) and rtol < 10 * eps:
+        raise ValueError(f"`rtol` = {rtol:g} is below what {jnp.dtype(dtype).name} resolves (10 ε = {10 * eps:.1e}): "
+                         "the step size would shrink until `max_steps`; raise it, or use float64.")
+    max_steps, max_phases = count("max_steps", max_steps), count("max_phases", max_phases)
+    if max_steps * max_phases > _MAX_RECORDS:
+        raise ValueError(f"`max_steps` × `max_phases` = {max_steps * max_phases:,} exceeds {_MAX_RECORDS:,}: every "
+                         "step's records are allocated up front (and kept for reverse mode). A phase needs a few "
+                         "hundred steps at the default tolerances; if it hits `max_steps`, loosen `rtol`/`atol`.")
+    return rtol, atol, max_steps, max_phases
 
 
 def _initial_state(system: CompliantContactSystem, qdot0: Velocity):
@@ -145,8 +158,8 @@ def compliant_impact(
     *,
     end: Literal["compression", "separation"] = "compression",
     solver: diffrax.AbstractSolver | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
+    rtol: float | None = None,
+    atol: float | None = None,
     t_max: float = 0.5,
     max_steps: int = 4096,
     max_phases: int = 4,
@@ -175,10 +188,11 @@ def compliant_impact(
     - `solver`: a diffrax solver; default ``Tsit5``, or ``Kvaerno5`` with a smooth friction law
       (:class:`~difimpact.AbstractSmoothFrictionLaw`, stiff: ``∂F_t/∂v_t = μF_n/v_ε``).
     - `rtol`, `atol`: step-size control tolerances of ``PIDController(pcoeff=0.3, icoeff=0.4)`` (state in mm,
-      ms, m/s, N s, J), ``0 < rtol < 1``, ``atol > 0``.
-    - `t_max` [s] ``> 0``: the phase must end before this time. `max_steps` ``≥ 1``: steps per phase.
-      `max_phases`: number of phases (contact/stick/slip switches + 1); each costs reverse-mode memory and time
-      whether used or not; raise it for several contacts (two feet need 4–5).
+      ms, m/s, N s, J), ``10 ε ≤ rtol < 1`` (ε of `q`'s dtype), ``atol > 0``; by default ``rtol = 1e-8``
+      (float64; ``1.2e-5`` in float32) and ``atol = rtol / 100``.
+    - `t_max` [s] ``> 0``: the phase must end before this time. `max_steps` ``≥ 1``: steps per phase;
+      `max_phases`: number of phases (contact/stick/slip switches + 1; ``max_steps × max_phases ≤ 2²⁴``); each
+      costs reverse-mode memory and time whether used or not; raise it for several contacts (two feet need 4–5).
     - `adjoint`: diffrax adjoint (``diffrax.ForwardMode()`` for ``jax.jacfwd``). `history`: also return the
       per-step :class:`History`.
     - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
@@ -200,9 +214,9 @@ def compliant_impact(
     """
     contacts = _check_contacts(model, contacts, end)
     solver = _default_solver(contacts) if solver is None else solver
-    rtol, atol, max_steps, max_phases = _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history,
-                                                       throw)
     q = as_float("q", q, shape=(model.n,))
+    rtol, atol, max_steps, max_phases = _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history,
+                                                       throw, q.dtype)
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
     system = CompliantContactSystem(model, contacts, q, end, history)
     y0, modes0 = _initial_state(system, qdot_minus)

@@ -10,7 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._linalg import full_precision, solve_lu
+from .._validation import count, tolerance
 from .._models.walker import AbstractWalker
+from .detect import _TESTS, _lift_off_test, _locate
 from .stride import GaitResults, StanceTolerances, stride
 
 
@@ -171,52 +173,6 @@ class _Branch:
         return self.correct(y_pred, normal, a.tangent)[0]
 
 
-def _fold_test(node):
-    """The tangent's parameter component: it changes sign at a fold (``det(I − ∂P/∂x)`` does too)."""
-    return node.tangent[-1]
-
-
-def _flip_test(node):
-    """``det(∂P/∂x + I)``: changes sign when a real multiplier crosses −1 (period doubling)."""
-    k = node.y.shape[0] - 1
-    return np.linalg.det(node.jacobian[:, :k] + 2 * np.eye(k))
-
-
-def _lift_off_test(node):
-    """The trailing foot's post-impact normal velocity (positive while it lifts off)."""
-    return node.point.trailing_velocity
-
-
-_TESTS = {"fold": _fold_test, "period-doubling": _flip_test, "lift-off": _lift_off_test}
-
-
-def _locate(branch, a, s_b, f_a, f_b, test, steps):
-    """The zero of ``test`` between `a` (arclength 0) and arclength `s_b` along `a`'s tangent, by the Illinois
-    variant of regula falsi (bisection where the corrector fails or `f_b` is unknown: ``None``); the last
-    point found, or `None`."""
-    lo, hi, f_lo, f_hi, found, side = 0.0, s_b, f_a, f_b, None, 0
-    for _ in range(steps):
-        s = 0.5 * (lo + hi) if f_hi is None else (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
-        node = branch.along(a, s)
-        if node is None:  # beyond the end of the branch: on `b`'s side
-            hi, f_hi = s, None
-            continue
-        found, f = node, test(node)
-        if f == 0:
-            break
-        if np.sign(f) == np.sign(f_lo):
-            lo, f_lo = s, f
-            if side == 1 and f_hi is not None:
-                f_hi /= 2
-            side = 1
-        else:
-            hi, f_hi = s, f
-            if side == -1:
-                f_lo /= 2
-            side = -1
-    return found
-
-
 def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bisections):
     """The period-2 branch born at the period doubling `pd`: Newton on ``P²(x) = x`` on the hyperplane
     ``vᵀ (x − x_pd) = ε`` (``v`` the eigenvector of the multiplier −1: the period-2 cycle born in a flip
@@ -352,9 +308,12 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
         raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
     x0 = _check(make_walker, x0, p0)
-    step = abs(p1 - p0) / 20 if step is None else abs(step)
-    min_step = step / 256 if min_step is None else min_step
-    max_step = 4 * step if max_step is None else max_step
+    step = abs(p1 - p0) / 20 if step is None else tolerance("step", abs(float(step)))
+    min_step = step / 256 if min_step is None else tolerance("min_step", min_step)
+    max_step = 4 * step if max_step is None else tolerance("max_step", max_step)
+    if not min_step <= step <= max_step:
+        raise ValueError(f"need `min_step` ≤ |`step`| ≤ `max_step`, got {min_step!r}, {step!r}, {max_step!r}.")
+    max_points, bisections = count("max_points", max_points, minimum=2), count("bisections", bisections)
     branch = _Branch(make_walker, period, options)
     e_p = np.eye(x0.shape[0] + 1)[-1]
     start, result = branch.correct(np.append(x0, p0), e_p, np.sign(p1 - p0) * e_p)

@@ -9,6 +9,7 @@ import optimistix as optx
 from .._custom_types import Array, Float, Int, Scalar
 from .._linalg import full_precision, SmallLU
 from .._models.walker import AbstractWalker
+from .._validation import count, flag, instance, tolerance
 from .stride import GaitResults, StanceTolerances, Stride, stride
 
 
@@ -113,8 +114,8 @@ def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1,
     return _steps(walker, x, period, options)[0].x[-1]
 
 
-def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float = 1e-11,
-                  atol: float = 1e-11, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
+def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float | None = None,
+                  atol: float | None = None, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
                   throw: bool = False) -> PeriodicGait:
     r"""Find a periodic gait of `walker`: a root of $P^p(x) - x$ by Newton's method (optimistix), from `x0`.
 
@@ -127,7 +128,8 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
 
     - `walker`: an :class:`~difimpact.AbstractWalker`; `x0`: the initial guess ``(k,)``.
     - `period`: 1 (a fixed point of ``P``) or more (of $P^p$: period doubling).
-    - `rtol`, `atol`: Newton's tolerances on ``x``; `max_steps`: its iteration limit.
+    - `rtol`, `atol`: Newton's tolerances on ``x`` (default ``max(10⁻¹¹, 100 ε)`` of `x0`'s dtype: ``10⁻¹¹`` in
+      float64, ``1.2·10⁻⁵`` in float32, where a stride is no more accurate); `max_steps`: its iteration limit.
     - `options`: :class:`StanceTolerances` of each step.
     - `throw`: raise on failure (else read `result`).
 
@@ -154,6 +156,12 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
     if x0.shape != (walker.section_size,):
         raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
+    default = max(1e-11, 100 * float(jnp.finfo(x0.dtype).eps))
+    rtol = default if rtol is None else tolerance("rtol", rtol, below=1.0)
+    atol = default if atol is None else tolerance("atol", atol)
+    max_steps = count("max_steps", max_steps)
+    flag("throw", throw)
+    instance("options", options, StanceTolerances, "di.StanceTolerances()")
 
     def residual(x, w):
         return stride_power(w, x, period, options=options) - x

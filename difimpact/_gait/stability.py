@@ -33,10 +33,22 @@ def eigenvalues(a: Float[Array, "k k"]) -> Complex[Array, " k"]:
     r"""Eigenvalues of a real ``1×1``, ``2×2`` or ``3×3`` matrix in closed form — the roots of its
     characteristic polynomial ``λ³ − tr(a) λ² + m₂ λ − det(a)`` by Cardano's formula (``m₂`` the sum of the
     principal ``2×2`` minors), polished by three Newton steps — differentiable and free of LAPACK under
-    ``vmap``. Simple eigenvalues have the derivative of the polynomial roots; repeated ones do not."""
-    k = a.shape[0]
+    ``vmap``. Simple eigenvalues have the derivative of the polynomial roots; repeated ones do not.
+
+    The matrix is first divided by the power of two nearest its largest entry (exact; ``λ(a) = s λ(a/s)``), so
+    that the cubic's coefficients (up to ``det a``, of degree 3) neither overflow nor underflow."""
+    a = jnp.asarray(a)
+    k = a.shape[0] if a.ndim else 0
     if a.shape != (k, k) or not 1 <= k <= 3:
         raise ValueError(f"`eigenvalues` takes a 1×1, 2×2 or 3×3 matrix, got shape {a.shape}.")
+    big = jax.lax.stop_gradient(jnp.max(jnp.abs(a)))
+    scale = jnp.where(jnp.isfinite(big) & (big > 0), jnp.exp2(jnp.round(jnp.log2(jnp.where(big > 0, big, 1.0)))), 1.0)
+    return scale * _eigenvalues(a / scale)
+
+
+def _eigenvalues(a):
+    """:func:`eigenvalues` of a matrix with entries of order one."""
+    k = a.shape[0]
     a = a.astype(jnp.result_type(a.dtype, jnp.complex64))
     if k == 1:
         return a[0]

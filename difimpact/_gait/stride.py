@@ -2,6 +2,7 @@
 
 import diffrax
 import equinox as eqx
+import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 
@@ -12,6 +13,7 @@ from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
 from .._linalg import full_precision
+from .._validation import check, count, instance, tolerance
 from .heel_strike import heel_strike
 
 
@@ -60,8 +62,9 @@ class Stride(eqx.Module):
 
 
 class StanceTolerances(eqx.Module):
-    """Options of the single-support integration: step tolerances `rtol`, `atol` (relative to the state
-    ``(θ, θ̇ √(l/g))``), `max_steps`, the horizon `t_max` in units of ``√(l/g)`` and the diffrax `adjoint`
+    """Options of the single-support integration: step tolerances ``0 < rtol < 1``, ``atol > 0`` (relative to the
+    state ``(θ, θ̇ √(l/g))``; below ``10 ε`` of the state's dtype they are raised to it: float32 resolves no
+    less), `max_steps`, the horizon `t_max` in units of ``√(l/g)`` and the diffrax `adjoint`
     (``ForwardMode`` serves ``jax.jacfwd``, Newton's method and the implicit-function gradients of
     :func:`~difimpact.periodic_gait`; ``RecursiveCheckpointAdjoint`` serves reverse mode through one stride)."""
 
@@ -70,6 +73,15 @@ class StanceTolerances(eqx.Module):
     max_steps: int = eqx.field(static=True, default=4096)
     t_max: float = 50.0
     adjoint: diffrax.AbstractAdjoint = diffrax.ForwardMode()
+
+    def __check_init__(self):
+        """``0 < rtol < 1``, ``atol > 0``, ``t_max > 0`` (finite; checked unless traced), ``max_steps ≥ 1``."""
+        for name, below in (("rtol", 1.0), ("atol", None), ("t_max", None)):
+            value = getattr(self, name)
+            if not isinstance(value, jax.core.Tracer):
+                tolerance(f"StanceTolerances.{name}", value, below=below)
+        count("StanceTolerances.max_steps", self.max_steps)
+        instance("StanceTolerances.adjoint", self.adjoint, diffrax.AbstractAdjoint, "diffrax.ForwardMode()")
 
 
 _STRIKE, _STOPPED, _DOWN = 0, 1, 2
@@ -120,14 +132,28 @@ def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     (the index is −1 without an event; `failed`: step limit or solver failure)."""
     # PI control (pcoeff 0.3, icoeff 0.4) keeps a stride's error below the continuation corrector's step
     # tolerance (1e-11) at the default rtol 1e-10, which Newton on P² next to a period doubling needs.
+    floor = 10 * float(jnp.finfo(y0.dtype).eps)  # what the dtype resolves: 2e-15 in float64, 1.2e-6 in float32
+    rtol, atol = jnp.maximum(options.rtol, floor), jnp.maximum(options.atol, floor)
     sol = solve_hybrid(
         system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=options.t_max, solver=diffrax.Tsit5(),
-        stepsize_controller=diffrax.PIDController(rtol=options.rtol, atol=options.atol, pcoeff=0.3, icoeff=0.4),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
         max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
     )
     event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
     failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
-    return sol.t, sol.y, event, failed
+    t, y = sol.t, sol.y
+    if isinstance(options.adjoint, diffrax.ForwardMode):  # its loops cannot be transposed: say what to use
+        t, y = eqxi.nondifferentiable_backward((t, y), msg=_NO_REVERSE)
+    return t, y, event, failed
+
+
+_NO_REVERSE = (
+    "reverse-mode differentiation (jax.grad, jax.vjp) through a stride or a gait needs another adjoint than the "
+    "default `StanceTolerances(adjoint=diffrax.ForwardMode())`, which serves jax.jacfwd: use "
+    "`StanceTolerances(adjoint=diffrax.DirectAdjoint())` for `periodic_gait`, or "
+    "`diffrax.RecursiveCheckpointAdjoint()` for one `stride`."
+)
+_MASS_RANGE = (1e-60, 1e60)  # total mass [kg] within which a stride's derivatives stay in the float64 range
 
 
 def _outcome(event, failed, valid, lifted_off, impact_result):
@@ -143,6 +169,15 @@ def _outcome(event, failed, valid, lifted_off, impact_result):
                     GaitResults.where(
                         impact_result != ImpactResults.successful, GaitResults.impact_failed,
                         GaitResults.where(lifted_off, GaitResults.successful, GaitResults.trailing_foot_stays)))))))
+
+
+def _checked_walker(walker: AbstractWalker, x):
+    """`x`, after checking that the walker's total mass lies in :data:`_MASS_RANGE` (a gait depends on mass ratios
+    only, but the derivatives of a stride multiply masses and overflow far outside it)."""
+    mass, (lo, hi) = walker.total_mass, _MASS_RANGE
+    return check(x, ~((mass >= lo) & (mass <= hi)),
+                 f"`walker`'s total mass must lie within {lo:g}…{hi:g} kg (a stride's derivatives overflow outside "
+                 "it); a gait depends only on the mass ratios: scale the masses (energies scale with them).")
 
 
 @full_precision
@@ -186,6 +221,7 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     x = jnp.asarray(x, dtype=jnp.result_type(float))
     if x.shape != (walker.section_size,):
         raise ValueError(f"`x` must have shape ({walker.section_size},) = {walker.section_names}, got {x.shape}.")
+    x = _checked_walker(walker, x)
     tau = walker.time_scale
     theta0, theta_dot0 = walker.from_section(x)
     s1, y1, event, failed = _integrate(StanceSystem(walker), jnp.concatenate([theta0, tau * theta_dot0]), options)
@@ -195,10 +231,15 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     # A member that did not strike is evaluated at a valid heel strike (impact would raise on it).
     height = walker.point(q, "swing_foot")[1]
     approach = walker.contact_jacobian(q, "swing_foot")[0] @ qdot
-    valid = (jnp.abs(height) <= 1e-7 * walker.l) & (approach < 0)
+    # On the ground to the rounding of the event location: 1e-7 l in float64, 256 ε l in float32.
+    valid = (jnp.abs(height) <= max(1e-7, 256 * float(jnp.finfo(q.dtype).eps)) * walker.l) & (approach < 0)
     struck = (event == _STRIKE) & ~failed & valid
     q_safe, qdot_safe = walker.strike_posture()
     q_i, qdot_i = jnp.where(struck, q, q_safe), jnp.where(struck, qdot, qdot_safe)
+    # A walker whose swing foot never approaches (R = l: the foot's centre is the hip) has no valid heel strike;
+    # its substitute is made to approach by moving the base down (q[1] is its height), so the impact evaluates.
+    approach_i = walker.contact_jacobian(q_i, "swing_foot")[0] @ qdot_i
+    qdot_i = qdot_i.at[1].add(jnp.where(approach_i < 0, 0.0, -1.0 - approach_i))
     strike = heel_strike(walker, q_i, qdot_i)
     new_theta, new_rate = jax.jvp(walker.swap, (theta,), (strike.theta_dot,))
     # The walker advances by the stance foot's rolling plus the distance between the feet at heel strike.

@@ -172,7 +172,8 @@ def frictional_impact_map(
     - `mass_matrix`: ``(n, n)`` symmetric positive definite ``M`` (checked, to ``√ε``).
     - `a_n`, `a_t`: ``(n,)`` normal and tangential rows of the contact Jacobian (eq. 2).
     - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
-    - `mu`: friction coefficient ``μ ≥ 0``.
+    - `mu`: friction coefficient ``μ ≥ 0`` (beyond ``10¹² max(1, μ_c)`` it acts as that: a relative change
+      below ``10⁻¹²``, and the sliding phase's impulse, ``∝ 1/μ``, stays representable).
     - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``;
       ``0 ≤ rest_tol < 10⁻³`` (a larger one would turn sliding impacts into impacts from rest).
     - `throw`: raise on a failed result (``approach_not_stopped``, ``non_finite``); otherwise return it in
@@ -207,6 +208,7 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     # First phase: sticking from rest, or sliding along v_t⁻ (from rest: along w_nt, Table 2).
     sigma = jnp.where(rest, _sign(w_nt), _sign(v_t))
     stick_first = rest & can_stick
+    mu = jnp.minimum(mu, 1e12 * jnp.maximum(1.0, mu_c))  # more changes < 1e-12; its slide's P_n would underflow
     tau1 = jnp.where(stick_first, tau_stick, -mu * sigma)
     k1 = w_nn + tau1 * w_nt  # dv_n/dP_n
     h1 = w_nt + tau1 * w_tt  # dv_t/dP_n
@@ -321,12 +323,9 @@ class ImpulsePath(eqx.Module):
 
 @full_precision
 def impulse_space_path(impact: FrictionalImpactSolution, num: int = 201) -> ImpulsePath:
-    """Sample a :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``.
-
-    ``num − 1`` evenly spaced points plus the switch impulse $P_n^\\sigma$ (eq. 28), so a piecewise-linear plot
-    is exact. A batched result (from ``vmap`` or :func:`~difimpact.sweep`) gives a batched path, each field
-    with the result's batch axes in front.
-    """
+    """Sample a :class:`FrictionalImpactSolution` at ``num`` normal impulses from 0 to ``P_n⁺``: ``num − 1``
+    evenly spaced points plus the switch impulse $P_n^\\sigma$ (eq. 28), so a piecewise-linear plot is exact. A
+    batched result (``vmap``, :func:`~difimpact.sweep`) gives a path with its batch axes in front."""
     instance("impact", impact, FrictionalImpactSolution)
     num = count("num", num, minimum=2)
     path = functools.partial(_path, num=num)
