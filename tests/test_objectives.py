@@ -125,6 +125,23 @@ def test_sticking_margin_crutch(rng):
         "Q", friction_law=di.Coulomb(0.68))) > 0
 
 
+def test_crutch_peak_force_constraint_ends_stuck():
+    """``crutch_peak_force``'s constraint ``μ ≥ μ_c + margin`` (a stick once reached is kept) also ends the impact
+    stuck over its whole feasible set, as its docstring says: ``μ − μ_stick ≥ margin − 0.022`` on a 41 × 41 grid."""
+    model, contact = di.CrutchWalker(), seed000_tip_contact(mu=0.75)
+
+    def hit(x):
+        q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])
+        return di.frictional_impact(model, q, qdot, contact)
+
+    axes = np.meshgrid(np.radians(np.linspace(3, 21, 41)), np.radians(np.linspace(0, 20, 41)), indexing="ij")
+    r = jax.jit(jax.vmap(hit))(jnp.asarray(np.stack(axes, -1).reshape(-1, 2)))
+    feasible = np.asarray(0.75 - r.mu_c) >= 0.05
+    assert 0.2 < feasible.mean() < 0.9
+    assert np.all(np.asarray(r.regime)[feasible] == di.FRICTIONAL_REGIMES.index("slide-stick"))
+    assert np.all(np.asarray(0.75 - r.mu_stick)[feasible] >= 0.05 - 0.022)
+
+
 @pytest.mark.slow
 def test_peak_contact_force_gradient(rng):
     """Compliant crutch tip (seed 000, Hunt–Crossley + Coulomb): the interpolated peak force vs q3 and q4 at a
