@@ -74,6 +74,16 @@ def test_continue_gait_refuses_inconsistent_steps(options, name):
         di.continue_gait(di.SimplestWalker, np.array([-0.2, 0.2, 0.016]), 0.009, 0.01, **options)
 
 
+@pytest.mark.parametrize("call", [
+    lambda o: di.periodic_gait(di.SimplestWalker(), jnp.array([-0.2, 0.2, 0.016]), options=o),
+    lambda o: di.continue_gait(di.SimplestWalker, np.array([-0.2, 0.2, 0.016]), 0.009, 0.01, options=o),
+])
+@pytest.mark.parametrize("options", [None, 1e-10, {"rtol": 1e-10}, di.StanceTolerances])
+def test_gait_options_must_be_stance_tolerances(call, options):
+    with pytest.raises(TypeError, match="`options` must be an instance of StanceTolerances"):
+        call(options)
+
+
 @given(scale=st.sampled_from([1e61, 1e100, 1e300, 1e-62, 1e-200]))
 def test_walkers_far_outside_the_mass_range_are_told_to_scale(scale):
     walker = di.CompassGait(R=0.0, m=5 * scale, m_H=10 * scale, slope=math.radians(3.0))

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._linalg import full_precision, solve_lu
-from .._validation import count, tolerance
+from .._validation import count, instance, tolerance
 from .._models.walker import AbstractWalker
 from .detect import _TESTS, _lift_off_test, _locate
 from .stride import GaitResults, StanceTolerances, stride
@@ -230,8 +230,10 @@ def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, swi
     return points + doubled
 
 
-def _check(make_walker, x0, p):
-    """`x0` as a float vector, after checking that ``make_walker(p)`` is a walker whose section it fits."""
+def _check(make_walker, x0, p, options):
+    """`x0` as a float vector, after checking `options` and that ``make_walker(p)`` is a walker whose section it
+    fits."""
+    instance("options", options, StanceTolerances, "di.StanceTolerances()")
     walker = make_walker(p) if callable(make_walker) else None
     if not isinstance(walker, AbstractWalker):
         raise TypeError(f"`make_walker` must map a parameter to an AbstractWalker, got {make_walker!r}.")
@@ -307,7 +309,7 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
         raise ValueError(f"`period` must be a positive integer, got {period!r}.")
     if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
         raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
-    x0 = _check(make_walker, x0, p0)
+    x0 = _check(make_walker, x0, p0, options)
     step = abs(p1 - p0) / 20 if step is None else tolerance("step", abs(float(step)))
     min_step = step / 256 if min_step is None else tolerance("min_step", min_step)
     max_step = 4 * step if max_step is None else tolerance("max_step", max_step)
@@ -328,7 +330,7 @@ def branch_point(make_walker: Callable[[jax.Array], AbstractWalker], x0, p: floa
     """The periodic gait of ``make_walker(p)`` from the guess `x0`, with its multipliers: the corrector of
     :func:`continue_gait` at fixed ``p`` (it shares that compilation). Returns ``(point, result)``; `point`
     is `None` when no gait is found, and `result` (a :class:`GaitResults` item) says why."""
-    x0 = _check(make_walker, x0, p)
+    x0 = _check(make_walker, x0, p, options)
     branch = _Branch(make_walker, period, options)
     e_p = np.eye(x0.shape[0] + 1)[-1]
     node, result = branch.correct(np.append(x0, p), e_p, e_p)
