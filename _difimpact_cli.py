@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import os
 import pathlib
 import shutil
 import sys
@@ -128,6 +129,10 @@ def main(argv=None) -> int:
     if args.command == "list":
         _list(catalogue(), args.verbose)
         return 0
+    # one LAPACK thread unless the user set one (read when OpenBLAS loads, before JAX starts): the optimal gaits'
+    # Newton matrices are factored one at a time, and threads that spin against other work cost far more
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from difimpact import _cli
 
     return _cli.run(args, cli.error)

@@ -14,6 +14,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import lineax as lx
+from jax.custom_batching import custom_vmap
 
 from ._custom_types import Array, Bool, Float
 from ._check import check
@@ -304,3 +305,17 @@ class SmallLU(lx.AbstractLinearSolver):
 
     def assume_full_rank(self):
         return True
+
+
+@custom_vmap
+def eigvals(a: Float[Array, "k k"]):
+    """The eigenvalues of a general square matrix by LAPACK's ``geev`` for one matrix; under ``vmap`` the
+    members one after another (a ``scan``), so that LAPACK is never handed a batch (which can deadlock XLA's
+    CPU thread pool). For the matrices of a few rows (Floquet multipliers of a stride map) that this serves."""
+    return jnp.linalg.eigvals(a)
+
+
+@eigvals.def_vmap
+def _eigvals_batched(axis_size, in_batched, a):
+    a = a if in_batched[0] else jnp.broadcast_to(a, (axis_size,) + a.shape)
+    return jax.lax.map(eigvals, a), True

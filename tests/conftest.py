@@ -14,6 +14,11 @@ import tempfile
 #   compile (the two workers keep both cores busy; splitting costs about 12 % more CPU). The results differ
 #   from those of XLA's defaults in the last bits (rounding: FMA contraction, operation order), which the
 #   tests' tolerances hold.
+# - LAPACK (OpenBLAS, read when it loads): one thread. Single optimal-gait solves factor their Newton matrices
+#   with LAPACK; two workers with two OpenBLAS threads each on two cores spin against each other (a 320 × 320
+#   factorisation then takes 100× longer).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "0")
 os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "0")
 

@@ -13,10 +13,7 @@ MAX_FUNCTION, MAX_MODULE = 80, 350
 # Over the limits today, each to be split (and removed from here); a new offender fails.
 KNOWN_LONG = {
     "difimpact._optimise:minimise",
-    "difimpact._nlp.solve:solve_nlp",
-    "difimpact._powered.optimal:optimal_gait",
     "difimpact._draw:draw_model",
-    "difimpact._powered.tracking",
 }
 
 

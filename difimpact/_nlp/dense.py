@@ -3,7 +3,12 @@ r"""Dense ``LU`` with partial pivoting as loops over the columns: no LAPACK, so 
 
 The matrices here are the Newton (KKT) matrices of a transcribed optimal-control problem, a few hundred rows:
 too large to unroll at trace time as :mod:`difimpact._linalg` does for a model's small matrices, so each
-elimination step is one iteration of a ``fori_loop`` over the whole (static-shape) matrix.
+elimination step is one iteration of a ``fori_loop`` over the (static-shape) trailing matrix. That is the
+batched path on a GPU: :func:`lu_factor` and :func:`lu_solve` carry a batching rule
+(``jax.custom_batching.custom_vmap``) that vectorises the loops over a batch there, while on a CPU a batch is
+factored one matrix after another (a ``scan``) by the unbatched path, one call of LAPACK's ``getrf``: a few
+hundred sequential loop steps cost more than the arithmetic at these sizes, and LAPACK is never handed a batch
+(which could deadlock the pool).
 
 Row ``k`` of the factor holds ``U[k, k:]`` and, below the diagonal, the multipliers of ``L`` (Golub & Van Loan,
 *Matrix Computations*, 4th ed., Algorithm 3.4.1, with partial pivoting):
@@ -14,6 +19,7 @@ $$P A = L U .$$
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
 
 from .._custom_types import Array, Float, Int
 
@@ -42,30 +48,26 @@ def swap_rows(a, k, p):
     return jax.lax.dynamic_update_index_in_dim(a, row_p, k, axis=0)
 
 
-def _panel(a, perm, kb, b):
-    """Factor the column panel ``a[:, kb:kb+b]`` with partial pivoting over the rows ``≥ kb``; the row exchanges
-    are applied to the whole of ``a`` and `perm` at the end (one gather)."""
-    n = a.shape[0]
-    idx = jnp.arange(n)
-    panel = jax.lax.dynamic_slice_in_dim(a, kb, b, axis=1)
-    tiny = jnp.finfo(a.dtype).tiny
+def _panel(panel):
+    """Factor the column panel ``(r, b)`` (the rows and columns from the panel's diagonal on) with partial
+    pivoting; returns it with ``L``'s multipliers below and ``U`` on and above the diagonal, and the row order."""
+    r, b = panel.shape
+    idx = jnp.arange(r)
+    tiny = jnp.finfo(panel.dtype).tiny
 
     def step(j, carry):
         panel, order = carry
-        k = kb + j
-        p = jnp.argmax(jnp.where(idx >= k, jnp.abs(panel[:, j]), -1.0))
-        panel, order = swap_rows(panel, k, p), swap_rows(order, k, p)
-        pivot = panel[k, j]
+        p = jnp.argmax(jnp.where(idx >= j, jnp.abs(panel[:, j]), -1.0))
+        panel, order = swap_rows(panel, j, p), swap_rows(order, j, p)
+        pivot = panel[j, j]
         pivot = jnp.where(pivot == 0, tiny, pivot)
-        below = idx > k
+        below = idx > j
         l = jnp.where(below, panel[:, j] / pivot, 0.0)
         cols = jnp.arange(b) > j
-        panel = panel - l[:, None] * jnp.where(cols, panel[k], 0.0)[None, :]
+        panel = panel - l[:, None] * jnp.where(cols, panel[j], 0.0)[None, :]
         return panel.at[:, j].set(jnp.where(below, l, panel[:, j])), order
 
-    panel, order = jax.lax.fori_loop(0, b, step, (panel, idx))
-    a = jax.lax.dynamic_update_slice_in_dim(a[order], panel, kb, axis=1)
-    return a, perm[order]
+    return jax.lax.fori_loop(0, b, step, (panel, idx))
 
 
 def _unit_lower_inverse(l):
@@ -79,42 +81,87 @@ def _unit_lower_inverse(l):
     return jax.lax.fori_loop(0, b, step, jnp.eye(b, dtype=l.dtype))
 
 
-def lu_factor(a: Float[Array, "n n"]) -> LU:
+def _loop_factor(a):
     """Factor ``a`` by blocked Gaussian elimination with partial pivoting (Golub & Van Loan, Algorithm 3.4.2):
     panels of 32 columns factored column by column, the trailing matrix updated by one matrix product per panel.
+    The panels are a Python loop, so each works on the static trailing block (``⅔ n³`` operations in all);
     ``a`` is padded with the identity to a multiple of the panel width."""
+    n = a.shape[0]
+    b = min(_BLOCK, n)
+    perm = jnp.arange(n)
+    for kb in range(0, n, b):
+        e = kb + b
+        panel, order = _panel(a[kb:, kb:e])
+        rows = a[kb:][order]
+        perm = perm.at[kb:].set(perm[kb:][order])
+        u12 = _unit_lower_inverse(panel[:b]) @ rows[:b, e:]
+        trailing = rows[b:, e:] - panel[b:] @ u12
+        top = jnp.concatenate([rows[:b, :kb], panel[:b], u12], axis=1)
+        bottom = jnp.concatenate([rows[b:, :kb], panel[b:], trailing], axis=1)
+        a = jnp.concatenate([a[:kb], top, bottom], axis=0)
+    return a, perm
+
+
+def _padded(a):
     n0 = a.shape[0]
     b = min(_BLOCK, n0)
     n = -(-n0 // b) * b
+    return jnp.pad(a, ((0, n - n0), (0, n - n0))).at[n0:, n0:].set(jnp.eye(n - n0, dtype=a.dtype))
+
+
+@custom_vmap
+def _factor(a):
+    lu, _, perm = jax.lax.linalg.lu(a)
+    return lu, perm.astype(jnp.arange(1).dtype)
+
+
+def _batched(unbatched, looped, axis_size, in_batched, *args):
+    """A batch: on a CPU one matrix after another through the unbatched (LAPACK) path, a scan that never
+    hands LAPACK a batch; elsewhere (a GPU) the loops vectorised over the batch."""
+    args = [x if batched else jnp.broadcast_to(x, (axis_size,) + x.shape) for x, batched in zip(args, in_batched)]
+    return jax.lax.platform_dependent(*args, cpu=lambda *a: jax.lax.map(lambda b: unbatched(*b), a),
+                                      default=jax.vmap(looped))
+
+
+@_factor.def_vmap
+def _factor_batched(axis_size, in_batched, a):
+    return _batched(_factor, _loop_factor, axis_size, in_batched, a), (True, True)
+
+
+def lu_factor(a: Float[Array, "n n"]) -> LU:
+    """Factor ``a`` (padded with the identity to a multiple of the panel width): LAPACK's ``getrf`` for one
+    matrix, :func:`_loop_factor` under ``vmap``."""
+    n0 = a.shape[0]
     scale = jnp.max(jnp.abs(a))
-    a = jnp.pad(a, ((0, n - n0), (0, n - n0))).at[n0:, n0:].set(jnp.eye(n - n0, dtype=a.dtype))
-    idx = jnp.arange(n)
-
-    def block(i, carry):
-        a, perm = carry
-        kb = i * b
-        a, perm = _panel(a, perm, kb, b)
-        rows = jax.lax.dynamic_slice_in_dim(a, kb, b, axis=0)
-        l11 = jax.lax.dynamic_slice_in_dim(rows, kb, b, axis=1)
-        after = idx >= kb + b
-        u12 = _unit_lower_inverse(l11) @ jnp.where(after[None, :], rows, 0.0)
-        l21 = jnp.where(after[:, None], jax.lax.dynamic_slice_in_dim(a, kb, b, axis=1), 0.0)
-        a = a - l21 @ u12
-        rows = jnp.where(after[None, :], u12, rows)
-        return jax.lax.dynamic_update_slice_in_dim(a, rows, kb, axis=0), perm
-
-    lu, perm = jax.lax.fori_loop(0, n // b, block, (a, idx))
+    lu, perm = _factor(_padded(a))
     pivots = jnp.abs(jnp.diagonal(lu))[:n0]
     min_pivot = jnp.where(scale > 0, jnp.min(pivots) / jnp.where(scale > 0, scale, 1.0), 0.0)
     return LU(lu, perm, min_pivot)
 
 
 def lu_solve(f: LU, b: Float[Array, " n"]) -> Float[Array, " n"]:
-    """``x = A⁻¹ b`` from the factors: forward substitution with ``L``, back substitution with ``U``."""
+    """``x = A⁻¹ b`` from the factors: forward substitution with ``L``, back substitution with ``U`` (LAPACK's
+    triangular solves for one system, loops under ``vmap``)."""
     n0, n = b.shape[0], f.lu.shape[0]
+    return _solve(f.lu, f.perm, jnp.pad(b, (0, n - n0)))[:n0]
+
+
+@custom_vmap
+def _solve(lu, perm, b):
+    x = b[perm]
+    x = jax.lax.linalg.triangular_solve(lu, x[:, None], left_side=True, lower=True, unit_diagonal=True)
+    return jax.lax.linalg.triangular_solve(lu, x, left_side=True, lower=False)[:, 0]
+
+
+@_solve.def_vmap
+def _solve_batched(axis_size, in_batched, lu, perm, b):
+    return _batched(_solve, _loop_solve, axis_size, in_batched, lu, perm, b), True
+
+
+def _loop_solve(lu, perm, b):
+    n = b.shape[0]
     idx = jnp.arange(n)
-    lu = f.lu
-    x = jnp.pad(b, (0, n - n0))[f.perm]
+    x = b[perm]
 
     def forward(k, x):
         return x - jnp.where(idx > k, lu[:, k], 0.0) * x[k]
@@ -126,4 +173,4 @@ def lu_solve(f: LU, b: Float[Array, " n"]) -> Float[Array, " n"]:
         return x.at[k].set(xk)
 
     x = jax.lax.fori_loop(0, n, forward, x)
-    return jax.lax.fori_loop(0, n, backward, x)[:n0]
+    return jax.lax.fori_loop(0, n, backward, x)

@@ -66,10 +66,9 @@ def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope
         k, alpha, y_t, _, augment = c
         theta_t, phi_t, h_t = trial(y_t)
         ok, aug = _judge(flt, theta, phi, slope, theta_t, phi_t, alpha)
-        y_soc = soc_direction(h_t)
-        use_soc = (k == 0) & (theta_t >= theta)
-        alpha_next = jnp.where(k == 0, jnp.where(use_soc, alpha, 0.5 * alpha), 0.5 * alpha)
-        y_next = jnp.where(use_soc, y_soc, y + alpha_next * d)
+        use_soc = (k == 0) & (theta_t >= theta) & ~ok
+        alpha_next = jnp.where(use_soc, alpha, 0.5 * alpha)
+        y_next = jax.lax.cond(use_soc, soc_direction, lambda _: y + alpha_next * d, h_t)
         return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_t, y_next), ok, aug
 
     init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False), jnp.asarray(True))

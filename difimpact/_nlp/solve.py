@@ -101,6 +101,22 @@ def _make_core(problem: _Problem, options: NLPOptions):
     return core
 
 
+def _checked(objective, x0, equality, inequality, sparsity, options):
+    """`x0` as a float vector, after checking the arguments' types."""
+    instance("options", options, NLPOptions)
+    if not callable(objective):
+        raise TypeError(f"`objective` must be callable f(x, params), got {objective!r}.")
+    for name, fn in (("equality", equality), ("inequality", inequality)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"`{name}` must be callable or None, got {fn!r}.")
+    if sparsity is not None and not isinstance(sparsity, Sparsity):
+        raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
+    x0 = as_float("x0", x0)
+    if x0.ndim != 1:
+        raise ValueError(f"`x0` must be a vector (n,), got shape {x0.shape}.")
+    return x0
+
+
 def solve_nlp(
     objective: Callable,
     x0: Float[Array, " n"],
@@ -155,22 +171,12 @@ def solve_nlp(
     print(jax.grad(lambda p: solve(p).value)(1.0))  # 0.1855 = 2 (p − x₀): the implicit function theorem
     ```
     """
-    instance("options", options, NLPOptions)
-    if not callable(objective):
-        raise TypeError(f"`objective` must be callable f(x, params), got {objective!r}.")
-    for name, fn in (("equality", equality), ("inequality", inequality)):
-        if fn is not None and not callable(fn):
-            raise TypeError(f"`{name}` must be callable or None, got {fn!r}.")
-    x0 = as_float("x0", x0)
-    if x0.ndim != 1:
-        raise ValueError(f"`x0` must be a vector (n,), got shape {x0.shape}.")
+    x0 = _checked(objective, x0, equality, inequality, sparsity, options)
     n, dtype = x0.shape[0], x0.dtype
     k = 0 if inequality is None else jax.eval_shape(lambda: jnp.atleast_1d(inequality(x0, params))).shape[0]
     xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
     dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
     du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
-    if sparsity is not None and not isinstance(sparsity, Sparsity):
-        raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
     dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
                "`inequality_lower` or `inequality_upper`.")
     problem = _Problem(objective, equality, inequality, sparsity, n)
@@ -179,9 +185,8 @@ def solve_nlp(
     lower_y, upper_y = jnp.concatenate([xl, dl]), jnp.concatenate([xu, du])
     s, sf = _make_core(problem, options)(params, y0, lower_y, upper_y)
     x = s.y[:n]
-    violation = s.violation
     sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam / sf,
-                      bound_multipliers=(s.zl - s.zu)[:n] / sf, constraint_violation=violation,
+                      bound_multipliers=(s.zl - s.zu)[:n] / sf, constraint_violation=s.violation,
                       optimality_error=s.error, iterations=jax.lax.stop_gradient(s.step),
                       result=jax.lax.stop_gradient(s.result))
     if flag("throw", throw):

@@ -196,10 +196,9 @@ def optimal_gait(
     r"""The optimal periodic step of `biped` on level ground by direct collocation (:mod:`.collocation`) and the
     interior-point method of :func:`~difimpact.solve_nlp`, under ``jit`` and ``vmap``.
 
-    Derivatives of anything computed from the result (the cost, the speed, the impact loss, ``ξ`` at heel
-    strike …) with respect to the model's parameters (`biped.model`'s fields) and the problem's numbers
-    (`step_length`, `step_time`, `speed`, `friction`, …) are exact at the optimum: the implicit function theorem
-    on the optimality conditions (:func:`~difimpact.solve_nlp`), never differentiation through the iterations.
+    Derivatives of what is computed from the result (cost, speed, impact loss, ``ξ`` …) with respect to the
+    model's and the problem's numbers are exact at the optimum: the implicit function theorem on its optimality
+    conditions (:func:`~difimpact.solve_nlp`), never differentiation through the iterations.
 
     **Arguments:**
 
@@ -217,9 +216,8 @@ def optimal_gait(
     - `joint_limits`: ``(body_a, body_b, lower, upper)`` on the angle ``θ_a − θ_b`` (less its constant offset)
       at every point (e.g. knees that do not hyperextend); ``body_b = None`` bounds ``θ_a``, the absolute angle.
       `rate_limits`: the same on the rates ``θ̇_a − θ̇_b``.
-    - `friction`: ``μ``: the stance foot's normal force ``F_n ≥ 0`` and ``|F_t| ≤ μ F_n`` at every point
-      (``None``: not imposed).
-    - `clearance` [m]: the swing foot's least height at the interior points (``None``: may scuff).
+    - `friction`: ``μ``: the stance foot's ``F_n ≥ 0`` and ``|F_t| ≤ μ F_n`` at every point (``None``: not imposed);
+      `clearance` [m]: the swing foot's least height at the interior points (``None``: may scuff).
     - `foot_velocity`: ``True`` (or ``"both"``): the swing foot rises at the start and descends at the end
       (Kelly's ``cst_footVel``); ``"strike"``: it descends at the end (a heel strike, not a foot coming up
       through the ground); ``False``: neither.
@@ -233,27 +231,28 @@ def optimal_gait(
     ```python
     import math, jax.numpy as jnp
     import difimpact as di
-
     a = math.asin(0.25 / 0.8)                       # legs of 0.8 m, a step of 0.5 m: the stance leg's angle
     walker = di.biped_torso_walker()                # BipedWithTorso with hip and torso motors
     gait = di.optimal_gait(walker, jnp.array([-a, -2 * a, -a]), step_length=0.5, step_time=0.5, segments=4)
     print(gait.cost, gait.speed, gait.impact_loss)  # 138.3 N² m² s, 1.0 m/s, 14.87 J at heel strike
     ```
     """
-    dtype = jnp.result_type(float)
     problem = make_problem(
         biped, step_length=step_length, step_time=step_time, speed=speed, method=method, segments=segments,
         cost=cost, normalise=normalise, angle_bounds=angle_bounds, rate_bounds=rate_bounds,
-        torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits,
-        rate_limits=rate_limits, friction=friction,
-        clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off, smoothing=smoothing, dtype=dtype)
+        torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits, rate_limits=rate_limits,
+        friction=friction, clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off,
+        smoothing=smoothing, dtype=jnp.result_type(float))
+    return _solve(problem, _start(problem, guess), options, flag("throw", throw))
+
+
+def _start(problem: GaitProblem, guess) -> Float[Array, " N"]:
+    """The starting point: a warm start from an :class:`OptimalGait`, or Kelly's guess from joint angles."""
     if isinstance(guess, OptimalGait):
-        z0 = guess.solution.x if guess.problem.layout == problem.layout else resample(guess, problem)
-    else:
-        theta0 = as_float("guess", guess, shape=(biped.joints,))
-        T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed
-        z0 = initial_guess(problem, theta0, T0)
-    return _solve(problem, z0, options, flag("throw", throw))
+        return guess.solution.x if guess.problem.layout == problem.layout else resample(guess, problem)
+    theta0 = as_float("guess", guess, shape=(problem.biped.joints,))
+    T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed
+    return initial_guess(problem, theta0, T0)
 
 
 def _objective(z, p: GaitProblem):

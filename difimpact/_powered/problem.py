@@ -252,13 +252,15 @@ def sparsity(problem: GaitProblem) -> Sparsity:
     if problem.lift_off == "impose":
         row((G - 1,))
     pattern = np.stack(rows)
-    # Jacobian: points four apart share no row (the first and last meet in the periodicity rows: own colours)
+    # Jacobian: points three apart share no row (a segment's rows meet three consecutive points of the
+    # Hermite–Simpson mesh, two of the trapezoidal one); the first and last meet in the periodicity rows
+    groups = 3
     jc = np.zeros(lay.size, int)
     for p in range(G - 1):
-        jc[cols[p]] = (p % 4) * b + np.arange(b)
-    jc[cols[G - 1]] = 4 * b + np.arange(b)
+        jc[cols[p]] = (p % groups) * b + np.arange(b)
+    jc[cols[G - 1]] = groups * b + np.arange(b)
     if T is not None:
-        jc[T] = 5 * b
+        jc[T] = (groups + 1) * b
     dense = np.zeros(lay.size, bool)
     if T is not None:
         dense[T] = True
