@@ -16,11 +16,14 @@ from scipy.integrate import solve_ivp
 from difimpact import SevenLinkHuman
 from difimpact._experiments import gait_human as experiment
 from difimpact._human_gait import phases as ph
-from difimpact._human_gait.replay import replay
+from difimpact._human_gait.replay import close, replay
+
+
+_JIT = {}
 
 
 def scipy_integrate(rhs, span, y0):
-    f = jax.jit(rhs)
+    f = _JIT.setdefault(rhs, jax.jit(rhs))  # one program per right-hand side (and batch size)
     sol = solve_ivp(lambda t, y: np.asarray(f(t, jnp.asarray(y))), span, y0, method="DOP853", rtol=1e-12,
                     atol=1e-12)
     assert sol.success
@@ -37,8 +40,13 @@ def replayed(gait):
     return replay(gait, scipy_integrate)
 
 
+@pytest.fixture(scope="module")
+def closed(gait):
+    return close(gait, scipy_integrate)
+
+
 def test_phase_dynamics_hold_contacts_and_balance_power():
-    """For every phase at a random state: the held rows' accelerations ``A q̈ + Ȧ q̇`` vanish, and the power
+    """For every phase at a random state: the held rows obey ``A q̈ + Ȧ q̇ = -2α A q̇ - α² (y, 0)``, and the power
     balance ``dE/dt = u·θ̇ + λ·A q̇`` holds (``E = T + V`` differentiated by JAX)."""
     human = SevenLinkHuman()
     rng = np.random.default_rng(1)
@@ -53,7 +61,9 @@ def test_phase_dynamics_hold_contacts_and_balance_power():
         A = jnp.concatenate([J[::-1] for _, J, _ in kin])
         bias = jnp.concatenate([b[::-1] for _, _, b in kin])
         _, dE = jax.jvp(lambda x, v: ph.energy(human, x, v), (q, qd), (qd, qdd))
-        return (A @ qdd + bias) * active, dE - u @ qd[3:] - lam @ ((A * active[:, None]) @ qd)
+        height = jnp.concatenate([jnp.stack([p[1], 0.0]) for p, _, _ in kin])
+        held = A @ qdd + bias + 2 * ph.ALPHA * (A @ qd) + ph.ALPHA**2 * height  # Baumgarte-stabilised rows
+        return held * active, dE - u @ qd[3:] - lam @ ((A * active[:, None]) @ qd)
 
     for phase in ph.PHASES:
         held, power = residuals(jnp.asarray(ph.mask(phase), float))
@@ -71,19 +81,35 @@ def test_gait_converges_and_is_a_walk(gait):
 
 
 @pytest.mark.slow
-def test_closure_by_scipy(gait, replayed):
-    """The integrated step returns to its first state through the heel strike within the collocation's error
-    on this coarse mesh (the full mesh: the experiment)."""
+def test_collocation_replayed_by_scipy(gait, replayed):
+    """The collocated step, integrated from its first state under its interpolated torques, lands the foot, strikes
+    and returns to its start within the coarse mesh's collocation error."""
     assert replayed["closure"] < 5e-2
+    assert np.max(np.abs(replayed["landing"])) < 5e-2 and abs(replayed["strike"]) < 5e-2
 
 
 @pytest.mark.slow
-def test_energy_balance_of_the_integrated_step(replayed):
-    """Along the integrated step the actuators' and contacts' work equal the change of ``T + V`` (to 1e-8);
-    the contacts' work is small (they hold at rest but for the collocation's drift)."""
-    r = replayed
+def test_closure_by_scipy(gait, closed):
+    """Shooting on the start state and three durations (:func:`~difimpact._human_gait.replay.close`): the step
+    integrated by scipy under the gait's torques returns through the heel strike to its start within 1e-5 (the
+    Newton residual: landing flat at rest, heel strike on the ground, periodicity), moving the collocation's
+    start by no more than its discretisation error."""
+    start, durations, info = closed
+    assert info["newton"][-1] < 1e-9
+    assert info["closure"] < 1e-5
+    assert np.max(np.abs(info["landing"])) < 1e-9 and abs(info["strike"]) < 1e-9
+    assert info["corrections"][0] < 0.1 and info["corrections"][1] < 0.02
+
+
+@pytest.mark.slow
+def test_energy_balance_of_the_integrated_step(closed):
+    """Along the integrated step the actuators' and contacts' work equal the change of ``T + V`` (to 1e-8), the
+    contacts do no work (they hold at rest), and over the closed periodic step the actuators' work equals the heel
+    strike's loss (to 1e-6, the closure's residual)."""
+    _, _, r = closed
     assert abs(r["work"] + r["contact_work"] - r["energy_change"]) < 1e-8 * abs(r["work"])
-    assert abs(r["contact_work"]) < 1e-2 * abs(r["work"])
+    assert abs(r["contact_work"]) < 1e-8 * abs(r["work"])
+    assert abs(r["work"] - r["impact_loss"]) < 1e-6 * abs(r["work"])
 
 
 @pytest.mark.slow
@@ -93,10 +119,13 @@ def test_collocated_work_equals_impact_loss(gait):
 
 
 @pytest.mark.slow
-def test_heel_strike_of_the_gait(gait):
-    """The gait imposes the trailing foot's staying (normal impulse ≥ 0); the library's unilateral enumeration at
-    the same state agrees, and blocking more leading joints raises ξ (Ros et al. §4.3)."""
-    ros = experiment.blocking(gait)
+def test_heel_strike_of_the_gait(gait, closed):
+    """At the closed step's heel strike: the trailing foot stays (the gait imposes it; the library's unilateral
+    enumeration agrees), ξ without blocking is the gait's own impact's, and blocking more leading joints raises ξ
+    (Ros et al. §4.3)."""
+    _, _, info = closed
+    ros = experiment.blocking(gait, info["q_minus"], info["qdot_minus"])
     assert ros["trailing"]["none"] == "stays"
-    assert abs(ros["xi"]["none"] - float(gait.impact.xi)) < 1e-9
+    hit = ph.heel_strike(gait.problem.human, jnp.asarray(info["q_minus"]), jnp.asarray(info["qdot_minus"]))
+    assert abs(ros["xi"]["none"] - float(hit.xi)) < 1e-9
     assert ros["xi"]["ankle"] < ros["xi"]["ankle+knee"] < ros["xi"]["ankle+knee+hip"]

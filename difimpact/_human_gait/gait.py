@@ -115,7 +115,7 @@ def _positions(human, q):
 def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.ndarray:
     """The measured cycle's joint angles (:func:`measured_angles`) over the first half cycle, split among the
     phases by :data:`SHARES`, the torso upright, the stance foot's held point placed on the ground; rates by
-    finite differences, zero torques, the step time ``step_length / speed``."""
+    finite differences over the step, zero torques, the step time ``step_length / speed``."""
     T = step_length / float(problem.speed)
     G = problem.offsets[-1]
     s = np.concatenate([np.linspace(0.0, 1.0, g) for g in problem.points])
@@ -130,7 +130,11 @@ def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.nda
     anchor = np.where(toe[:, None], [feet[flat_end, 1, 0] - feet[flat_end, 0, 0], 0.0], 0.0)
     q[:, :2] = anchor - np.where(toe[:, None], feet[:, 1], feet[:, 0])
     t = T * (start + np.asarray(SHARES)[p] * s)
-    qd = np.concatenate([np.gradient(q[p == k], t[p == k], axis=0) for k in range(len(PHASES))])
+    # rates by differences over the whole step (a phase's last point and the next one's first are one instant),
+    # so that they are continuous across the phases
+    tu, inverse = np.unique(t, return_inverse=True)
+    qu = np.stack([q[inverse == i].mean(axis=0) for i in range(tu.size)])
+    qd = np.gradient(qu, tu, axis=0)[inverse]
     tau = T * np.asarray(SHARES)[p]
     return np.concatenate([q, qd, t[:, None], np.zeros((G, 1)), tau[:, None], np.zeros((G, B - S))],
                           axis=1).reshape(-1)

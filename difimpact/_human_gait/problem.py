@@ -14,7 +14,9 @@ the step periodic through the heel strike and the relabelling (:func:`.phases.re
 share their boundary state. Path constraints: normal forces ``≥ 0`` and the friction cone ``|F_t| ≤ μ F_n``
 on every contact row, the free foot points above the ground at the interior points, the right foot landing
 flat at rest (``y_{MH_R} = \dot y_{MH_R} = 0``), the left heel on the ground and descending at the strike, the
-right metatarsal heads' normal impulse ``≥ 0`` (the trailing foot stays), joint limits as bounds.
+normal impulses of the left heel and of the right metatarsal heads ``≥ 0`` (the heel is pushed, the trailing foot
+stays), joint limits as bounds. Forces enter the inequalities in body weights and impulses per unit mass [m/s], so
+that every row is of order one.
 """
 
 import itertools
@@ -136,11 +138,13 @@ class HumanGaitProblem(eqx.Module):
 
     def inequality(self, z):
         _, lam, y = self.field(z)
+        mass = jnp.sum(self.human.tree().mass)
+        lam = lam / (mass * self.human.g)  # forces in body weights, impulses in m/s: rows of order one
         n, t = lam[:, 0::2], lam[:, 1::2]
         candidates = jnp.concatenate([n, self.friction * n - t, self.friction * n + t, y], axis=1)
         q, qd = self.end(z)
-        final = jnp.stack([-self.human.point_velocity(q, qd, "CAL_L")[1],
-                           ph.heel_strike(self.human, q, qd).impulses[2]])
+        impulses = ph.heel_strike(self.human, q, qd).impulses / mass
+        final = jnp.stack([-self.human.point_velocity(q, qd, "CAL_L")[1], impulses[0], impulses[2]])
         return jnp.concatenate([candidates.reshape(-1)[self.path_rows()], final])
 
     def inequality_bounds(self, dtype):
@@ -188,7 +192,7 @@ def sparsity(problem: HumanGaitProblem) -> Sparsity:
     row((G - 1,), 2)
     for i in problem.path_rows():
         row((i // 16,))
-    row((G - 1,), 2)
+    row((G - 1,), 3)
     pattern = np.stack(rows)
     jc = np.zeros(G * B, int)
     for p in range(G):
