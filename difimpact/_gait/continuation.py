@@ -8,11 +8,14 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optimistix as optx
 
-from .._linalg import full_precision, solve_lu
+from .._linalg import full_precision
 from .._validation import count, instance, tolerance
 from .._models.walker import AbstractWalker
 from .detect import _TESTS, _lift_off_test, _locate
+from .fixed_point import newton
+from .stability import multipliers
 from .stride import GaitResults, StanceTolerances, stride
 
 
@@ -43,77 +46,83 @@ class BranchPoint:
         return float(np.max(np.abs(self.multipliers)))
 
 
-class _Correction(eqx.Module):
-    """A corrected point ``y = (x, p)``: the residual $F(y) = P^k(x; p) - x$, its Jacobian
-    $[\\partial P^k/\\partial x - I, \\partial P^k/\\partial p]$ (forward mode through the steps), the steps' data and the outcome."""
+class _Steps(eqx.Module):
+    """The `period` steps from a section state: the state `x` after them, each step's start `states` and
+    `step_times` (``slots`` rows, the first `period` filled), the summed `step_length` and `energy_loss`, the
+    smallest `trailing_velocity` and the `result` of the first step that failed."""
 
-    y: jax.Array
-    jacobian: jax.Array
+    x: jax.Array
     states: jax.Array
     step_times: jax.Array
     step_length: jax.Array
     energy_loss: jax.Array
     trailing_velocity: jax.Array
     result: GaitResults
+
+
+class _Problem(eqx.Module):
+    """The corrector's arguments: the walker family, the prediction `y_pred`, the `normal` of the hyperplane
+    ``normalᵀ (y − y_pred) = 0`` and the `period` (traced)."""
+
+    make_walker: Callable
+    y_pred: jax.Array
+    normal: jax.Array
+    period: jax.Array
+
+
+class _Correction(eqx.Module):
+    """A corrected point ``y = (x, p)``: the Jacobian $[\\partial P^k/\\partial x - I, \\partial P^k/\\partial p]$
+    of $F(y) = P^k(x; p) - x$ (Newton's last, forward mode through the steps), the `multipliers`, the steps'
+    data and the outcome."""
+
+    y: jax.Array
+    jacobian: jax.Array
+    multipliers: jax.Array
+    steps: _Steps
+    result: GaitResults
     num_steps: jax.Array
 
 
-def _evaluate(make_walker, y, period, slots, options):
-    """``F(y)``, ``∂F/∂y`` and the steps' data. The `period` steps run in a loop with a traced trip count, so
-    every period up to `slots` shares one compilation (one stride in the graph)."""
+def _period(walker, x, period, slots, options) -> _Steps:
+    """The `period` steps from `x` in a loop with a traced trip count, so that every period up to `slots`
+    shares one compilation (one stride in the graph)."""
 
-    def residual(y):
-        x, walker = y[:-1], make_walker(y[-1])
+    def step(i, s: _Steps) -> _Steps:
+        out = stride(walker, s.x, options=options)
+        return _Steps(out.x, s.states.at[i].set(s.x), s.step_times.at[i].set(out.step_time),
+                      s.step_length + out.step_length, s.energy_loss + out.energy_loss,
+                      jnp.minimum(s.trailing_velocity, out.trailing_velocity),
+                      GaitResults.where(s.result == GaitResults.successful, out.result, s.result))
 
-        def step(i, carry):
-            x, states, times, length, loss, trailing, result = carry
-            s = stride(walker, x, options=options)
-            result = GaitResults.where(result == GaitResults.successful, s.result, result)
-            return (s.x, states.at[i].set(x), times.at[i].set(s.step_time), length + s.step_length,
-                    loss + s.energy_loss, jnp.minimum(trailing, s.trailing_velocity), result)
-
-        zero = jnp.zeros((), y.dtype)
-        init = (x, jnp.zeros((slots,) + x.shape, y.dtype), jnp.zeros(slots, y.dtype), zero, zero, zero + jnp.inf,
-                GaitResults.successful)
-        x_end, *data = jax.lax.fori_loop(0, period, step, init)
-        return x_end - x, (x_end - x, data)
-
-    return jax.jacfwd(residual, has_aux=True)(y)
+    zero = jnp.zeros((), x.dtype)
+    start = _Steps(x, jnp.zeros((slots,) + x.shape, x.dtype), jnp.zeros(slots, x.dtype), zero, zero, zero + jnp.inf,
+                   GaitResults.successful)
+    return jax.lax.fori_loop(0, period, step, start)
 
 
 @eqx.filter_jit
 @full_precision
-def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps):
-    r"""Newton's method on the augmented system ``F(y) = 0``, ``normalᵀ (y − y_pred) = 0`` from ``y_pred``,
-    with the unrolled LU (:func:`difimpact._linalg.solve_lu`). It stops at the first iterate whose Newton
-    step is below ``tol (1 + |y|)``, so the Jacobian and the data belong to the returned point."""
+def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps) -> _Correction:
+    r"""Newton's method of :func:`~difimpact.periodic_gait` (:func:`~difimpact._gait.fixed_point.newton`) on the
+    augmented system ``F(y) = 0``, ``normalᵀ (y − y_pred) = 0`` from ``y_pred``, stopping at the first failed
+    step. The point returned is Newton's last iterate, so the Jacobian and the data belong to it."""
 
-    def body(carry):
-        y, _, n, _, _ = carry
-        jacobian, (residual, (states, times, length, loss, trailing, result)) = _evaluate(make_walker, y, period,
-                                                                                          slots, options)
-        a = jnp.concatenate([jacobian, normal[None]])
-        delta, pivot = solve_lu(a, -jnp.append(residual, normal @ (y - y_pred)))
-        ok = (result == GaitResults.successful) & (pivot > 0) & jnp.all(jnp.isfinite(delta))
-        done = ~ok | (jnp.max(jnp.abs(delta)) <= tol * (1 + jnp.max(jnp.abs(y))))
-        point = _Correction(y, jacobian, states, times, length, loss, trailing,
-                            GaitResults.where(ok, GaitResults.successful, result), n + 1)
-        return jnp.where(done, y, y + delta), point, n + 1, done, ok
+    def residual(y, problem: _Problem):
+        x = y[:-1]
+        steps = _period(problem.make_walker(y[-1]), x, problem.period, slots, options)
+        return jnp.append(steps.x - x, problem.normal @ (y - problem.y_pred)), steps, steps.result
 
-    def cond(carry):
-        _, _, n, done, _ = carry
-        return ~done & (n < max_steps)
-
-    k, zero = y_pred.shape[0] - 1, jnp.zeros((), y_pred.dtype)
-    blank = _Correction(y_pred, jnp.zeros((k, k + 1), y_pred.dtype), jnp.zeros((slots, k), y_pred.dtype),
-                        jnp.zeros(slots, y_pred.dtype), zero, zero, zero, GaitResults.successful, jnp.array(0))
-    _, point, _, done, ok = jax.lax.while_loop(cond, body, (y_pred, blank, jnp.array(0), jnp.array(False),
-                                                            jnp.array(True)))
-    failed = GaitResults.where(point.result == GaitResults.successful, GaitResults.no_fixed_point, point.result)
-    return eqx.tree_at(lambda c: c.result, point, GaitResults.where(done & ok, GaitResults.successful, failed))
+    sol = newton(residual, y_pred, _Problem(make_walker, y_pred, normal, period), rtol=tol, atol=tol,
+                 max_steps=max_steps, stop_on_failure=True)
+    last, k = sol.aux, y_pred.shape[0] - 1
+    failed = GaitResults.where(last.result == GaitResults.successful, GaitResults.no_fixed_point, last.result)
+    result = GaitResults.where(sol.result == optx.RESULTS.successful, GaitResults.successful, failed)
+    jacobian = last.jacobian[:k]
+    return _Correction(last.y, jacobian, multipliers(jacobian[:, :k] + jnp.eye(k, dtype=jacobian.dtype)), last.data,
+                       result, sol.stats["num_steps"])
 
 
-_TOL, _NEWTON_STEPS = 1e-11, 12  # the corrector's step tolerance (relative to 1 + |y|) and iteration limit
+_TOL, _NEWTON_STEPS = 1e-11, 12  # the corrector's tolerances (rtol = atol) and iteration limit
 _COLLAPSE = 1e-7  # a period-k gait whose states repeat within this (relative) has a shorter period
 
 
@@ -143,7 +152,7 @@ class _Branch:
                      jnp.asarray(self.period), slots, self.options, _TOL, _NEWTON_STEPS)
         if c.result != GaitResults.successful:
             return None, c.result
-        states = np.asarray(c.states)[: self.period]
+        states = np.asarray(c.steps.states)[: self.period]
         if self.period > 1 and any(np.max(np.abs(states[d] - states[0])) <= _COLLAPSE * (1 + np.max(np.abs(states)))
                                    for d in range(1, self.period) if self.period % d == 0):
             return None, GaitResults.no_fixed_point  # a gait of a shorter period: not on this branch
@@ -151,12 +160,11 @@ class _Branch:
         k = y.shape[0] - 1
         # Allgower & Georg (1990), §2.1: the tangent solves [DF; orientᵀ] t = e_{k+1}, so orientᵀ t > 0.
         t = np.linalg.solve(np.vstack([jacobian, orient]), np.eye(k + 1)[-1])
-        times = np.asarray(c.step_times)[: self.period]
-        length = float(c.step_length)
-        point = BranchPoint(float(y[-1]), y[:-1], np.linalg.eigvals(jacobian[:, :k] + np.eye(k)),
-                            float(np.mean(times)), length / self.period, length / float(np.sum(times)),
-                            float(c.energy_loss) / self.period, float(c.trailing_velocity), self.period, times, "orbit",
-                            states)
+        times = np.asarray(c.steps.step_times)[: self.period]
+        length = float(c.steps.step_length)
+        point = BranchPoint(float(y[-1]), y[:-1], np.asarray(c.multipliers), float(np.mean(times)),
+                            length / self.period, length / float(np.sum(times)), float(c.steps.energy_loss) / self.period,
+                            float(c.steps.trailing_velocity), self.period, times, "orbit", states)
         return _Node(y, jacobian, t / np.linalg.norm(t), point), c.result
 
     def along(self, a: _Node, s):

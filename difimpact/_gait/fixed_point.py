@@ -1,10 +1,13 @@
 """Periodic gaits: fixed points of the stride map ``P`` (period 1) or of ``P∘P`` (period 2) by Newton's method."""
 
+from typing import Callable
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import lineax as lx
 import optimistix as optx
+from jaxtyping import PyTree
 
 from .._custom_types import Array, Float, Int, Scalar
 from .._linalg import full_precision, SmallLU
@@ -91,21 +94,57 @@ def _steps(walker, x, period, options):
     return jax.tree.map(lambda *a: jnp.stack(a), *out), result
 
 
+class NewtonIterate(eqx.Module):
+    """An iterate of :func:`newton`: the point `y`, the residual's Jacobian there, the residual's `data` and
+    the `result` of its steps."""
+
+    y: Array
+    jacobian: Array
+    data: PyTree
+    result: GaitResults
+
+
 class _Newton(optx.Newton):
     """Newton's method with the Jacobian of the residual from ``jax.jacfwd``: one pass through each step's
     integration carrying the state and its ``k`` tangents. ``optx.Newton`` takes it from ``jax.linearize``,
     which integrates each step twice, the state alone for the residual and then the state with its tangents for
     the linear map (a while loop keeps no intermediates to linearise about). Here the step is
-    ``optx.Newton``'s on the residual's affine model at ``y``, which has the same value and Jacobian."""
+    ``optx.Newton``'s on the residual's affine model at ``y``, which has the same value and Jacobian; the
+    iterate's :class:`NewtonIterate` carries that Jacobian out as the solve's ``aux``. With `stop_on_failure`
+    the iteration ends at the first iterate whose steps failed or whose residual is not finite."""
+
+    stop_on_failure: bool = eqx.field(static=True, default=False)
 
     @full_precision
     def step(self, fn, y, args, options, state, tags):
         def residual(z):
-            out = fn(z, args)  # (value, aux)
+            out = fn(z, args)  # (value, NewtonIterate)
             return out[0], out
 
-        jac, (fx, aux) = jax.jacfwd(residual, has_aux=True)(y)
-        return super().step(lambda z, _: (fx + jac @ (z - y), aux), y, args, options, state, tags)
+        jac, (fx, it) = jax.jacfwd(residual, has_aux=True)(y)
+        it = NewtonIterate(y, jac, it.data, it.result)
+        new_y, state, it = super().step(lambda z, _: (fx + jac @ (z - y), it), y, args, options, state, tags)
+        if self.stop_on_failure:
+            failed = (it.result != GaitResults.successful) | ~jnp.all(jnp.isfinite(fx))
+            state = eqx.tree_at(lambda s: s.result, state,
+                                optx.RESULTS.where(failed, optx.RESULTS.nonlinear_divergence, state.result))
+        return new_y, state, it
+
+
+def newton(residual: Callable, y0: Array, args: PyTree, *, rtol: float, atol: float, max_steps: int,
+           stop_on_failure: bool = False) -> optx.Solution:
+    """The Newton solver of the gaits (:func:`periodic_gait` and :func:`~difimpact.continue_gait`): a root of
+    ``residual(y, args) -> (F(y), data, result)`` from `y0` by optimistix with the unrolled LU, derivatives by
+    the implicit-function theorem. The solution's ``aux`` is the :class:`NewtonIterate` of the last step taken
+    (its ``y`` is one Newton step, below the tolerances, from the returned ``value``): its Jacobian and data."""
+
+    def fn(y, args):
+        f, data, result = residual(y, args)
+        return f, NewtonIterate(y, jnp.zeros(f.shape + y.shape, f.dtype), data, result)
+
+    solver = _Newton(rtol, atol, linear_solver=SmallLU(), stop_on_failure=stop_on_failure)
+    return optx.root_find(fn, solver, y0, args=args, has_aux=True, max_steps=max_steps,
+                          adjoint=optx.ImplicitAdjoint(linear_solver=_ImplicitLU()), throw=False)
 
 
 def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1, *,
@@ -164,10 +203,10 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     instance("options", options, StanceTolerances, "di.StanceTolerances()")
 
     def residual(x, w):
-        return stride_power(w, x, period, options=options) - x
+        strides, result = _steps(w, x, period, options)
+        return strides.x[-1] - x, None, result
 
-    sol = optx.root_find(residual, _Newton(rtol, atol, linear_solver=SmallLU()), x0, args=walker,
-                         max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=_ImplicitLU()), throw=False)
+    sol = newton(residual, x0, walker, rtol=rtol, atol=atol, max_steps=max_steps)
     strides, step_result = _steps(walker, sol.value, period, options)
     # A failed step is reported first: Newton may "converge" onto the meaningless state of a fall.
     result = GaitResults.where(

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Complex, Float, Scalar
+from .._linalg import eigvals
 from .._models.walker import AbstractWalker
 from .fixed_point import PeriodicGait, stride_power
 from .stride import StanceTolerances
@@ -83,7 +84,14 @@ def spectral_radius(a: Float[Array, "k k"]) -> Scalar:
     return moduli[jnp.argmax(moduli)]
 
 
+def multipliers(jacobian: Float[Array, "k k"]) -> Complex[Array, " k"]:
+    """The Floquet multipliers of a stride map's Jacobian $\\partial P^p/\\partial x$: :func:`eigenvalues` in
+    closed form for ``k ≤ 3`` (differentiable, no LAPACK under ``vmap``), LAPACK's ``geev`` beyond. The one
+    function of :func:`floquet_multipliers` and of :func:`~difimpact.continue_gait`'s branch points."""
+    return eigenvalues(jacobian) if jacobian.shape[0] <= 3 else eigvals(jacobian)
+
+
 def floquet_multipliers(walker: AbstractWalker, gait: PeriodicGait, *,
                         options: StanceTolerances = StanceTolerances()) -> Complex[Array, " k"]:
-    """Floquet multipliers of a periodic gait: the eigenvalues of :func:`stride_jacobian`."""
-    return eigenvalues(stride_jacobian(walker, gait, options=options))
+    """Floquet multipliers of a periodic gait: the :func:`multipliers` of :func:`stride_jacobian`."""
+    return multipliers(stride_jacobian(walker, gait, options=options))
