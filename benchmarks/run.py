@@ -285,6 +285,10 @@ def render(args, rows, machine, total, now, load_before, load_after, notes=(), o
     for name, rs in by_table.items():
         text += [f"## {TITLES[name]}", "", table(rs, "wall" if name in APART else "CPU"), ""]
     text += ["## Missed goals and what the profile shows", "", analysis(by_table), ""]
+    apart = os.path.join(HERE, "MEASURED_APART.md")  # measurements by hand (not by a script here), kept as written
+    if os.path.exists(apart):
+        with open(apart) as f:
+            text += [f.read().rstrip(), ""]
     with open(args.results, "w") as f:
         f.write("\n".join(text))
     print(f"wrote {args.results} ({total / 60:.1f} min)")
