@@ -1,5 +1,7 @@
 """The stride (Poincaré) map of a passive walker: single support until heel strike, impact, leg swap."""
 
+import math
+
 import diffrax
 import equinox as eqx
 import equinox.internal as eqxi
@@ -78,8 +80,10 @@ class StanceTolerances(eqx.Module):
         """``0 < rtol < 1``, ``atol > 0``, ``t_max > 0`` (finite; checked unless traced), ``max_steps ≥ 1``."""
         for name, below in (("rtol", 1.0), ("atol", None), ("t_max", None)):
             value = getattr(self, name)
-            if not isinstance(value, jax.core.Tracer):
-                tolerance(f"StanceTolerances.{name}", value, below=below)
+            good_number = (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+                           and value > 0 and (below is None or value < below))
+            if not good_number and not isinstance(value, jax.core.Tracer):  # (no JAX array for a good number: the
+                tolerance(f"StanceTolerances.{name}", value, below=below)  # default is built at import)
         count("StanceTolerances.max_steps", self.max_steps)
         instance("StanceTolerances.adjoint", self.adjoint, diffrax.AbstractAdjoint, "diffrax.ForwardMode()")
 
