@@ -21,6 +21,7 @@ def cascade():
                             bisections=6, max_points=12)
 
 
+@pytest.mark.slow  # minutes of compiling (the continuation's and periodic_gait's programs, periods 1 and 2)
 def test_continuation_and_periodic_gait_agree_on_the_cascade(cascade):
     kinds = {(b.kind, b.period) for b in cascade}
     assert ("period-doubling", 1) in kinds and ("orbit", 2) in kinds
