@@ -18,7 +18,6 @@ from difimpact._experiments import gait_human as experiment
 from difimpact._human_gait import phases as ph
 from difimpact._human_gait.replay import close, replay
 
-
 _JIT = {}
 
 
@@ -94,7 +93,7 @@ def test_closure_by_scipy(gait, closed):
     integrated by scipy under the gait's torques returns through the heel strike to its start within 1e-5 (the
     Newton residual: landing flat at rest, heel strike on the ground, periodicity), moving the collocation's
     start by no more than its discretisation error."""
-    start, durations, info = closed
+    _, _, info = closed
     assert info["newton"][-1] < 1e-9
     assert info["closure"] < 1e-5
     assert np.max(np.abs(info["landing"])) < 1e-9 and abs(info["strike"]) < 1e-9

@@ -10,9 +10,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .._human_gait import gait as hg
-from .._impact.ground import impact
 from .._human_gait import phases as ph
 from .._human_gait.replay import close, diffrax_integrate, replay
+from .._impact.ground import impact
 from .._models.seven_link_human import HeelStrikePosture, SevenLinkHuman
 from .._nlp import NLPOptions
 from . import seed002

@@ -147,7 +147,7 @@ def make_problem(human, speed, *, segments, method, friction, torque_max, durati
     segments = (segments,) * len(PHASES) if isinstance(segments, int) else tuple(segments)
     if len(segments) != len(PHASES) or any(not isinstance(n, int) or n < 1 for n in segments):
         raise ValueError(f"`segments` must be a positive int or {len(PHASES)} of them, got {segments!r}.")
-    f = lambda name, v: positive(name, v, shape=())  # noqa: E731
+    f = lambda name, v: positive(name, v, shape=())
     bounds = positive("duration_bounds", np.broadcast_to(np.asarray(duration_bounds, float), (len(PHASES), 2)))
     return HumanGaitProblem(human, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
                             (bounds[:, 0], bounds[:, 1]), tracking, segments, method)

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import phases as ph
-from .phases import N, PHASES
+from .phases import PHASES, N
 
 LANDING = 1  # the phase at whose end the stance foot lands flat (``MH_R`` at rest on the ground)
 
