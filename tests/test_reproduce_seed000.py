@@ -27,7 +27,7 @@ def _files(out, name, figure, rows):
     assert (out / name / f"{figure}.png").stat().st_size > 10_000
     assert len((out / name / f"{name}.csv").read_text().splitlines()) == len(rows) + 1
     report = (out / "report.md").read_text()
-    assert f"## `{name}` — Font-Llagunes et al. 2012, " in report and "(seed 000)" in report
+    assert f"## `{name}` — Font-Llagunes et al. 2012, " in report and "seed 000" not in report
     assert f"![{figure}]({name}/{figure}.png)" in report
     return report
 

@@ -106,15 +106,19 @@ def summary_row(gait, ros) -> dict:
     return row
 
 
-@experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per blocking case), in a predicted gait",
-            "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
-            "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
-            "double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact impact map), "
-            f"Hermite–Simpson {SEGMENTS} segments per phase ({QUICK_SEGMENTS} with --quick); node rows and a "
-            "summary row; Ros et al.'s blocking cases at the gait's own heel strike.",
-            units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
-                  "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
-                  "work), cost [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the paper)")
+# Not in the registry until its solve converges (importing the module must not add it):
+# `register(gait_human_predicted)` adds it.
+register = experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per blocking case), in a predicted gait",
+                      "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
+                      "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
+                      "double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact impact map), "
+                      f"Hermite–Simpson {SEGMENTS} segments per phase ({QUICK_SEGMENTS} with --quick); node rows and a "
+                      "summary row; Ros et al.'s blocking cases at the gait's own heel strike.",
+                      units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
+                            "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
+                            "work), cost [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the paper)")
+
+
 def gait_human_predicted(quick, progress):
     segments = QUICK_SEGMENTS if quick else SEGMENTS
     starts = STARTS[:1] if quick else STARTS

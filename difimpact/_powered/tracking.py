@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .._custom_types import Array, Bool, Complex, Float, Int, Scalar
-from .._gait.fixed_point import _ImplicitLU, _Newton
+from .._gait.fixed_point import newton
 from .._gait.stride import GaitResults
 from .._hybrid import HybridResults, solve_hybrid
 from .._impact.constrained import ImpactResults
-from .._linalg import eigvals, SmallLU
+from .._linalg import eigvals
 from .._validation import as_float, count, instance, positive, tolerance
 from .optimal import OptimalGait
 from .tracking_system import TrackingSystem
@@ -200,10 +200,10 @@ def _tracking_floquet(gait, x0, kp, kd, clock, options, rtol, atol, max_steps):
     system = TrackingSystem(gait, kp, kd, clock)
 
     def residual(x, system):
-        return _stride(system, x, options).x - x
+        info = _stride(system, x, options)
+        return info.x - x, None, info.result
 
-    sol = optx.root_find(residual, _Newton(rtol, atol, linear_solver=SmallLU()), x0, args=system,
-                         max_steps=max_steps, adjoint=optx.ImplicitAdjoint(linear_solver=_ImplicitLU()), throw=False)
+    sol = newton(residual, x0, system, rtol=rtol, atol=atol, max_steps=max_steps)
 
     def step(x):
         info = _stride(system, x, options)
