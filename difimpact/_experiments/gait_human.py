@@ -151,7 +151,7 @@ def _checks(best, gaits, ros, rep, raw):
                    f"(to {BALANCE_RTOL:g})", "work–energy theorem", f"{balance:.1e}; contact work "
                    f"{rep['contact_work']:.2e} J, actuator work {rep['work']:.3f} J, impact loss "
                    f"{rep['impact_loss']:.3f} J", balance < BALANCE_RTOL),
-        check_that("Over the periodic step the actuators' work equals the heel strike's loss", "seed 002, eq. 23",
+        check_that("Over the periodic step the actuators' work equals the heel strike's loss", "Ros et al. 2015, eq. 23",
                    f"relative difference {periodic:.1e}", periodic < 1e-6),
         check_that("Blocking more joints of the leading leg raises ξ at heel strike (ankle < ankle+knee < "
                    "ankle+knee+hip)", f"Ros et al. §4.3: {paper['ankle']}/{paper['ankle+knee']}/"

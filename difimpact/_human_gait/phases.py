@@ -6,7 +6,7 @@ The model is :class:`~difimpact.SevenLinkHuman` with its floating base (the lumb
 Each foot is a rigid segment touching the ground at two points, its heel ``CAL`` and its metatarsal heads ``MH``
 (no toe joint). A phase holds a set of contact rows ``A(q)`` (normal ``+y`` and tangential ``+x`` velocity of
 a point, :meth:`~difimpact.AbstractPlanarModel.contact_jacobian`) at zero velocity; its dynamics are the
-index-1 form of the constrained Lagrange equations (seed 002, eq. 2, with finite forces),
+index-1 form of the constrained Lagrange equations (Ros et al. 2015, eq. 2, with finite forces),
 
 $$\begin{bmatrix} M & -A^T \\ A & 0 \end{bmatrix}\begin{bmatrix}\ddot q \\ λ\end{bmatrix}
   = \begin{bmatrix} B u - c(q, \dot q) \\ -\dot A \dot q \end{bmatrix},$$
@@ -24,7 +24,7 @@ let a "held" heel drift at 0.3 m/s. On the constraint manifold the added terms v
 4. ``toe``: the right foot rolls about ``MH_R``, until the left heel strikes.
 
 Heel strike is :func:`~difimpact._impact.kkt.solve_kkt` with the left heel sticking and the right metatarsal heads
-held (``M(\dot q^+ - \dot q^-) = A^T \bar λ``, ``A \dot q^+ = 0``; seed 002, eqs. 4–9 with the trailing foot
+held (``M(\dot q^+ - \dot q^-) = A^T \bar λ``, ``A \dot q^+ = 0``; Ros et al. 2015, eqs. 4–9 with the trailing foot
 staying); the legs are then relabelled and the origin moved to the new leading heel.
 """
 

@@ -4,7 +4,7 @@ and the step closed exactly (:func:`close`) by shooting.
 
 Along the exact solution of a phase ``\dot E = u · \dot θ + λ · A \dot q`` (``E = T + V``), the second term zero
 while the contacts hold at rest; over a periodic step the actuators' work equals the heel strike's loss
-(seed 002, eq. 23; Kelly 2017, §7 for the periodic gait). Each phase is integrated in its phase time
+(Ros et al. 2015, eq. 23; Kelly 2017, §7 for the periodic gait). Each phase is integrated in its phase time
 ``s ∈ [0, 1]`` (``d/ds = τ d/dt``, the duration ``τ`` a constant state), so the torque is the collocation's
 profile in ``s`` whatever the duration. The integrator is a callable ``integrate(rhs, (s0, s1), y0) -> y1`` with
 ``rhs(s, y)`` a JAX function (tests pass scipy's DOP853, :func:`diffrax_integrate` is the library's).
