@@ -59,8 +59,8 @@ def _coordinate_labels(ax, tree, q, size: float) -> None:
         n = np.linalg.norm(v)
         return v / n if n > 1e-9 * size else None
 
-    box = dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8)
-    style = dict(textcoords="offset points", fontsize=8, color="tab:green", zorder=5, bbox=box)
+    box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
+    style = {"textcoords": "offset points", "fontsize": 8, "color": "tab:green", "zorder": 5, "bbox": box}
     turned = {c for c in tree.coord if c >= 0}
     base = [f"q{i + 1}" for i in range(tree.n) if i not in turned]
     root = next(b for b, parent in enumerate(tree.parent) if parent < 0)
@@ -82,6 +82,50 @@ def _coordinate_labels(ax, tree, q, size: float) -> None:
         length = np.linalg.norm(far(b) - joint)
         along = joint + (far(b) - joint) * min(0.3, 0.1 * size / length)
         ax.annotate(f"q{c + 1}", along, xytext=tuple(9 * side), ha="center", va="center", **style)
+
+
+def _points(ax, tree, q, contacts, labels: bool, colour: str) -> dict[str, np.ndarray]:
+    """Mark the named points (the `contacts` larger, in red; circular feet as arcs) and name them when `labels`;
+    their positions by name."""
+    points = {name: np.asarray(tree.point_position(q, name)) for name in tree.point_names}
+    for k, name in enumerate(tree.point_names):
+        if float(tree.point_radius[k]) > 0:
+            _arc(ax, np.asarray(tree.body_point(q, tree.point_body[k], tree.point_local[k])),
+                 float(tree.point_radius[k]), colour)
+        hit = name in contacts
+        ax.plot(*points[name], "o", ms=7 if hit else 4, color="tab:red" if hit else colour, zorder=4)
+        if labels:
+            ax.annotate(name, points[name], textcoords="offset points", xytext=(5, 4), fontsize=8)
+    return points
+
+
+def _arrows(ax, points, arrows, length: float, unit: str) -> list[np.ndarray]:
+    """Draw each of `arrows` (point name → world vector) at its point, the longest `length` long, labelled with
+    its magnitude in `unit`; the tips."""
+    vectors = {name: np.asarray(v, float) for name, v in arrows.items()}
+    longest = max([np.linalg.norm(v) for v in vectors.values()] + [1e-12])
+    tips = []
+    for name, v in vectors.items():
+        tips.append(points[name] + length * v / longest)
+        ax.annotate("", tips[-1], points[name], arrowprops={"arrowstyle": "-|>", "color": "tab:blue", "lw": 2})
+        ax.annotate(f"{np.linalg.norm(v):.3g} {unit}", tips[-1], textcoords="offset points",
+                    xytext=(4, 2), fontsize=8, color="tab:blue")
+    return tips
+
+
+def _ground(ax, span, height: float, coordinates: bool) -> None:
+    """The ground ``y ≤ 0`` and equal axes around the points `span` with a margin of 12 % of `height` (and room
+    for the base's coordinate label, left of the root, with `coordinates`)."""
+    lo, hi = span.min(axis=0) - 0.12 * height, span.max(axis=0) + 0.12 * height
+    if coordinates:
+        lo[0] -= 0.1 * height
+    ax.fill_between([lo[0], hi[0]], lo[1], 0.0, color="0.88", zorder=0)
+    ax.axhline(0.0, color="0.3", lw=1, zorder=1)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect("equal")
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
 
 
 def draw_model(
@@ -132,36 +176,11 @@ def draw_model(
     coms, mass = np.asarray(tree.com_positions(q)), np.asarray(tree.mass)
     ax.scatter(coms[:, 0], coms[:, 1], s=8 + 60 * mass / max(mass.max(), 1e-12), color="0.55", zorder=3,
                label="centres of mass")
-    points = {name: np.asarray(tree.point_position(q, name)) for name in tree.point_names}
-    for k, name in enumerate(tree.point_names):
-        if float(tree.point_radius[k]) > 0:
-            _arc(ax, np.asarray(tree.body_point(q, tree.point_body[k], tree.point_local[k])),
-                 float(tree.point_radius[k]), colour)
-        hit = name in contacts
-        ax.plot(*points[name], "o", ms=7 if hit else 4, color="tab:red" if hit else colour, zorder=4)
-        if labels:
-            ax.annotate(name, points[name], textcoords="offset points", xytext=(5, 4), fontsize=8)
+    points = _points(ax, tree, q, contacts, labels, colour)
     xy = np.array(list(points.values()) + list(coms) + [c for seg in _segments(tree, q) for c in seg])
     height = max(np.ptp(xy[:, 1]), np.ptp(xy[:, 0]), 1e-3)
-    vectors = {name: np.asarray(v, float) for name, v in (arrows or {}).items()}
-    longest = max([np.linalg.norm(v) for v in vectors.values()] + [1e-12])
-    for name, v in vectors.items():
-        tip = points[name] + 0.4 * height * v / longest
-        ax.annotate("", tip, points[name], arrowprops=dict(arrowstyle="-|>", color="tab:blue", lw=2))
-        ax.annotate(f"{np.linalg.norm(v):.3g} {arrow_unit}", tip, textcoords="offset points",
-                    xytext=(4, 2), fontsize=8, color="tab:blue")
-    tips = [points[name] + 0.4 * height * v / longest for name, v in vectors.items()]
-    span = np.array([*xy, *tips, (xy[:, 0].min(), 0.0)])
-    lo, hi = span.min(axis=0) - 0.12 * height, span.max(axis=0) + 0.12 * height
-    if coordinates:  # room for the base's label, left of the root
-        lo[0] -= 0.1 * height
-    ax.fill_between([lo[0], hi[0]], lo[1], 0.0, color="0.88", zorder=0)
-    ax.axhline(0.0, color="0.3", lw=1, zorder=1)
-    ax.set_xlim(lo[0], hi[0])
-    ax.set_ylim(lo[1], hi[1])
-    ax.set_aspect("equal")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
+    tips = _arrows(ax, points, arrows or {}, 0.4 * height, arrow_unit)
+    _ground(ax, np.array([*xy, *tips, (xy[:, 0].min(), 0.0)]), height, coordinates)
     if coordinates:
         _coordinate_labels(ax, tree, q, height)
     if title:
