@@ -68,9 +68,9 @@ from ._impact.pushoff import (
     PushoffSolution as PushoffSolution,
 )
 from ._impact.frictional import (
-    FRICTIONAL_REGIMES as FRICTIONAL_REGIMES,
     FrictionalImpactResults as FrictionalImpactResults,
     FrictionalImpactSolution as FrictionalImpactSolution,
+    FrictionalRegime as FrictionalRegime,
     ImpulsePath as ImpulsePath,
     frictional_impact as frictional_impact,
     frictional_impact_map as frictional_impact_map,
@@ -154,3 +154,14 @@ try:
     __version__ = importlib.metadata.version("difimpact")
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
     __version__ = "0.0.0"
+
+
+def __getattr__(name: str):
+    """Names kept for one release with a ``DeprecationWarning``: ``FRICTIONAL_REGIMES`` (use
+    :class:`FrictionalRegime`)."""
+    from ._impact import regime
+
+    try:
+        return regime.deprecated(name)
+    except AttributeError:
+        raise AttributeError(f"module 'difimpact' has no attribute {name!r}") from None

@@ -29,7 +29,7 @@ def _raise(sol: ImpactSolution, throw: bool) -> ImpactSolution:
     """Flag a non-finite solution of a successful solve (an overflow), then raise on any failure with `throw`."""
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(sol) if x.dtype != bool]))
     result = ImpactResults.where(finite | (sol.result != ImpactResults.successful), sol.result,
-                                 ImpactResults.non_finite)
+                                 ImpactResults.nonfinite)
     sol = eqx.tree_at(lambda s: s.result, sol, result)
     return sol.result.error_if(sol, sol.result != ImpactResults.successful) if flag("throw", throw) else sol
 

@@ -37,17 +37,15 @@ from .._contact import Contact, Coulomb
 from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
 from .._linalg import full_precision, solve_spd
 from .._models.base import AbstractPlanarModel
-from .._results import RESULTS
+from .._results import RESULTS, deprecated_items
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
-
-FRICTIONAL_REGIMES: tuple[str, ...] = ("stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest")
-"""Names of the regime codes of :class:`FrictionalImpactSolution` (Font-Llagunes et al. 2012, Table 2), indexed by code."""
-
-_STICK, _SLIDE, _REVERSAL, _SLIDE_STICK, _FROM_REST = range(5)
+from . import regime as _regimes
+from .regime import FrictionalRegime, RegimeName
 
 
 class FrictionalImpactResults(RESULTS):  # pyright: ignore
-    """Outcome of :func:`frictional_impact_map`."""
+    """Outcome of :func:`frictional_impact_map`; ``nonfinite``: non-finite velocities, impulses or works from
+    finite input (velocities or masses too large for the floating-point range)."""
 
     successful = ""
     approach_not_stopped = (
@@ -55,10 +53,9 @@ class FrictionalImpactResults(RESULTS):  # pyright: ignore
         "grow with the normal impulse in the final phase (A M⁻¹ Aᵀ is not positive definite; check M and "
         "the contact rows)."
     )
-    non_finite = (
-        "the impact gave non-finite velocities, impulses or works from finite input: the velocities or masses "
-        "are too large for the floating-point range (overflow)."
-    )
+
+
+deprecated_items(FrictionalImpactResults, non_finite="nonfinite")
 
 
 class FrictionalImpactSolution(eqx.Module):
@@ -67,7 +64,7 @@ class FrictionalImpactSolution(eqx.Module):
     - `qdot_plus`: post-impact velocities ``q̇⁺`` (eqs. 6, 21, 30).
     - `normal_impulse`, `tangential_impulse`: ``P_n⁺ ≥ 0`` and ``P_t⁺`` with ``|P_t⁺| ≤ μ P_n⁺``.
     - `normal_work`, `tangential_work`: ``W_n⁺``, ``W_t⁺`` (eqs. 15–34), summing to ``ΔT = T⁺ − T⁻``.
-    - `regime`: integer code, ``FRICTIONAL_REGIMES[regime]`` its name.
+    - `regime`: a :class:`~difimpact.FrictionalRegime` item; `regime_name` its name.
     - `switch_impulse`: ``P_n`` at the end of the first phase (eq. 28, $P_n^\\sigma$); equal to ``P_n⁺`` for
       the single-phase regimes ``stick``, ``slide`` and ``slide-from-rest``.
     - `mu_c`: critical friction (eq. 8): with ``μ ≥ μ_c`` a stick, once reached, is kept (Table 2); an impact
@@ -86,7 +83,7 @@ class FrictionalImpactSolution(eqx.Module):
     tangential_impulse: Scalar
     normal_work: Scalar
     tangential_work: Scalar
-    regime: Int[Array, ""]
+    regime: FrictionalRegime
     switch_impulse: Scalar
     mu_c: Scalar
     mu_stick: Scalar
@@ -97,9 +94,14 @@ class FrictionalImpactSolution(eqx.Module):
     tangent_rates: Float[Array, " 2"]
 
     @property
-    def regime_name(self) -> str:
-        """Name of the regime of an unbatched result."""
-        return FRICTIONAL_REGIMES[int(self.regime)]
+    def regime_name(self) -> RegimeName:
+        """The paper's name of the regime (``"slide-stick"``, …): a string, an array of them for a batched result."""
+        return _regimes.names(self.regime)
+
+    @property
+    def regime_code(self) -> Int[Array, "..."]:
+        """Deprecated: the regime as an integer code (an index of the former ``FRICTIONAL_REGIMES``)."""
+        return _regimes.deprecated_code(self.regime)
 
     @property
     def energy_change(self) -> Scalar:
@@ -134,12 +136,6 @@ def _safe_div(num, den, ok):
 
 def _sign(x):
     return jnp.where(x >= 0, 1.0, -1.0)
-
-
-def _regime(rest, can_stick, two_phase) -> Int[Array, ""]:
-    """The regime code of Table 2 (Font-Llagunes et al. 2012) from the state at the start and whether ``v_t`` reaches zero."""
-    return jnp.where(rest, jnp.where(can_stick, _STICK, _FROM_REST),
-                     jnp.where(two_phase, jnp.where(can_stick, _SLIDE_STICK, _REVERSAL), _SLIDE))
 
 
 def _checked_inputs(M, a_n, a_t, qdot_minus, mu):
@@ -229,7 +225,7 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     )
     pn = jnp.where(failed, 0.0, pn)
     p_i = jnp.where(two_phase & ~failed, p_switch, pn)
-    regime = _regime(rest, can_stick, two_phase)
+    regime = _regimes.regime(rest, can_stick, two_phase)
     rates = jnp.stack([tau1, jnp.where(two_phase, tau2, tau1)])
     slopes = X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :]
     impact = FrictionalImpactSolution(
@@ -240,7 +236,7 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     )
     qdot_plus, pt, wn, wt = impact.at(pn)
     overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
-    result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.non_finite, result)
+    result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.nonfinite, result)
     if flag("throw", throw):
         qdot_plus = result.error_if(qdot_plus, result != FrictionalImpactResults.successful)
     return eqx.tree_at(
@@ -283,7 +279,7 @@ def frictional_impact(
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
     hit = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
-    print(di.FRICTIONAL_REGIMES[int(hit.regime)], hit.normal_impulse, hit.tangential_impulse, hit.mu_c)
+    print(hit.regime_name, hit.normal_impulse, hit.tangential_impulse, hit.mu_c)
     # slide-stick 14.155 -9.769 0.675: impulses in N s, and the critical friction coefficient
     ```
     """
@@ -344,6 +340,10 @@ def _path(impact: FrictionalImpactSolution, num: int) -> ImpulsePath:
 
 
 __all__ = [
-    "FRICTIONAL_REGIMES", "FrictionalImpactSolution", "FrictionalImpactResults", "ImpulsePath", "frictional_impact",
+    "FrictionalImpactResults", "FrictionalImpactSolution", "FrictionalRegime", "ImpulsePath", "frictional_impact",
     "frictional_impact_map", "impulse_space_path",
 ]
+
+
+def __getattr__(name: str):
+    return _regimes.deprecated(name)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, row_basis, solve_lu
-from .._results import RESULTS
+from .._results import RESULTS, deprecated_items
 from .scaled import Scaling, inverse_columns
 
 # Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
@@ -24,7 +24,8 @@ _RANK_RTOL = 1e-10
 
 
 class ImpactResults(RESULTS):  # pyright: ignore
-    """Outcomes of :func:`constrained_impact` and :func:`impact`."""
+    """Outcomes of :func:`constrained_impact` and :func:`impact`; ``nonfinite``: non-finite velocities, impulses or
+    energies from finite input (velocities or masses too large for the floating-point range)."""
 
     successful = ""
     redundant_constraints = (
@@ -44,10 +45,9 @@ class ImpactResults(RESULTS):  # pyright: ignore
         "Several active sets of the unilateral contacts are consistent and give different post-impact "
         "velocities: the impact outcome is not unique."
     )
-    non_finite = (
-        "The impact gave non-finite velocities, impulses or energies from finite input: the velocities or "
-        "masses are too large for the floating-point range (overflow)."
-    )
+
+
+deprecated_items(ImpactResults, non_finite="nonfinite")
 
 
 class ImpactSolution(eqx.Module):
