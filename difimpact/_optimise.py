@@ -167,6 +167,49 @@ def _extra_args(optimiser, fn, g_fn, rho, lam, f, g, grads) -> dict:
             "value_fn": lambda x: _lagrangian(fn(x), g_fn(x), lam, rho)}
 
 
+class _Iterate(eqx.Module):
+    """The carry of :func:`minimise`'s scan: the iterate `params`, the optimiser's `state`, the `multipliers`
+    ``λ``, the last iterate `good` whose values were finite with its `value` and `constraints`, and the
+    `result` so far."""
+
+    params: Any
+    state: Any
+    multipliers: Array
+    good: Any
+    value: Array
+    constraints: Array
+    result: OptimiseResults
+
+
+def _iteration(fn, g_fn, optimiser, project, rho, steps: int, total: int) -> Callable:
+    """The body of :func:`minimise`'s scan at step ``i``: evaluate ``f`` and ``g`` at the iterate, start a round
+    where ``i`` is a positive multiple of `steps` (new multipliers, the optimiser restarted), take a projected
+    optimiser step on ``L_ρ`` (none at ``i = total``: the optimum is evaluated, not updated), and stop at the
+    first non-finite value."""
+    ok = OptimiseResults.successful
+
+    def iteration(c: _Iterate, i):
+        # One call of `fn` and of the constraints in the whole program (each call site compiles apart).
+        (f, g), pullback = jax.vjp(lambda x: (fn(x), g_fn(x)), c.params)
+        start = (i % steps == 0) & (i > 0)
+        lam = _keep_if(start & (c.result == ok) & _finite(g), c.multipliers, jnp.maximum(0.0, c.multipliers + rho * g))
+        state = _keep_if(start, c.state, optimiser.init(c.params))
+        (grads,) = pullback((jnp.ones_like(f), jnp.maximum(0.0, lam + rho * g)))  # ∇f + Σ max(0, λ + ρg) ∇g
+        updates, new_state = optimiser.update(grads, state, c.params,
+                                              **_extra_args(optimiser, fn, g_fn, rho, lam, f, g, grads))
+        new_p = project(optax.apply_updates(c.params, updates))
+        last = i == total
+        result = OptimiseResults.where(c.result == ok, OptimiseResults.where(
+            last, _failure(f, g), _failure(f, g, grads, new_p)), c.result)
+        take = (result == ok) | (result == OptimiseResults.non_finite_step) | (i == 0)
+        good, f_good, g_good = _keep_if(take, (c.good, c.value, c.constraints), (c.params, f, g))
+        moving = (result == ok) & ~last
+        return _Iterate(_keep_if(moving, c.params, new_p), _keep_if(moving, state, new_state), lam, good, f_good,
+                        g_good, result), (f, g)
+
+    return iteration
+
+
 def minimise(
     fn: Callable[[Any], Scalar],
     params: Any,
@@ -221,38 +264,18 @@ def minimise(
     g_fn, f0, g0 = _check_functions(fn, constraints, optimiser, params)
     params = project(params)
 
-    ok = OptimiseResults.successful
     total = rounds * steps  # optimiser steps; one more evaluation gives the value at the optimum
-
-    def iteration(carry, i):
-        p, state, lam, good, f_good, g_good, result = carry
-        # One call of `fn` and of the constraints in the whole program (each call site compiles apart).
-        (f, g), pullback = jax.vjp(lambda x: (fn(x), g_fn(x)), p)
-        start = (i % steps == 0) & (i > 0)  # a round ends here: new multipliers, the optimiser restarts
-        lam = _keep_if(start & (result == ok) & _finite(g), lam, jnp.maximum(0.0, lam + rho * g))
-        state = _keep_if(start, state, optimiser.init(p))
-        (grads,) = pullback((jnp.ones_like(f), jnp.maximum(0.0, lam + rho * g)))  # ∇f + Σ max(0, λ + ρg) ∇g
-        updates, new_state = optimiser.update(grads, state, p, **_extra_args(optimiser, fn, g_fn, rho, lam, f, g,
-                                                                               grads))
-        new_p = project(optax.apply_updates(p, updates))
-        last = i == total  # the optimum: evaluated, not updated
-        result = OptimiseResults.where(result == ok, OptimiseResults.where(
-            last, _failure(f, g), _failure(f, g, grads, new_p)), result)
-        take = (result == ok) | (result == OptimiseResults.non_finite_step) | (i == 0)
-        good, f_good, g_good = _keep_if(take, (good, f_good, g_good), (p, f, g))
-        moving = (result == ok) & ~last
-        return (_keep_if(moving, p, new_p), _keep_if(moving, state, new_state), lam, good, f_good, g_good,
-                result), (f, g)
-
-    carry = (params, optimiser.init(params), jnp.zeros(g0.shape, g0.dtype), params, jnp.full((), jnp.nan, f0.dtype),
-             jnp.full(g0.shape, jnp.nan, g0.dtype), ok)
-    (params, _, lam, good, f_good, g_good, result), (f_hist, g_hist) = jax.lax.scan(iteration, carry,
-                                                                                    jnp.arange(total + 1))
+    nan = jnp.full((), jnp.nan, f0.dtype)
+    start = _Iterate(params, optimiser.init(params), jnp.zeros(g0.shape, g0.dtype), params, nan,
+                     jnp.full(g0.shape, jnp.nan, g0.dtype), OptimiseResults.successful)
+    iteration = _iteration(fn, g_fn, optimiser, project, rho, steps, total)
+    end, (f_hist, g_hist) = jax.lax.scan(iteration, start, jnp.arange(total + 1))
     # On a failure the last finite iterate and its values; at the optimum those of the last evaluation.
-    failed = result != ok
-    params, value, g_end = _keep_if(failed, (params, f_hist[-1], g_hist[-1]), (good, f_good, g_good))
+    result = end.result
+    params, value, g_end = _keep_if(result != OptimiseResults.successful, (end.params, f_hist[-1], g_hist[-1]),
+                                    (end.good, end.value, end.constraints))
     out = OptimiseResult(
-        params=params, value=value, constraints=g_end, multipliers=lam, history_value=f_hist[:-1],
+        params=params, value=value, constraints=g_end, multipliers=end.multipliers, history_value=f_hist[:-1],
         history_constraints=g_hist[:-1], result=result,
     )
-    return result.error_if(out, result != ok) if flag("throw", throw) else out
+    return result.error_if(out, result != OptimiseResults.successful) if flag("throw", throw) else out
