@@ -1,18 +1,42 @@
 """`continue_gait` and `periodic_gait` share one Newton (`difimpact._gait.fixed_point.newton`) and one function
-of the multipliers (`difimpact._gait.stability.multipliers`): on the compass gait's cascade (Goswami, Thuilot &
+of the multipliers (`difimpact._gait.stability.multipliers`): the gait carries the Jacobian of its stride map at
+the fixed point, equal to a fresh ``jax.jacfwd`` there, and on the compass gait's cascade (Goswami, Thuilot &
 Espiau 1998) both paths find the same fixed points and multipliers, on the period-1 branch, at its period
 doubling and on the period-2 branch born there."""
 
+import warnings
+
+import jax
 import numpy as np
 import pytest
 
 import difimpact as di
+from difimpact._gait.stability import multipliers
 
 X_3DEG = np.array([-0.271, 1.092, 0.715])  # the 3° gait of the a = b = 0.5 m, m_H/m = 2 walker
 
 
 def _compass(slope):
     return di.CompassGait(l=1.0, m=5.0, b=0.5, m_H=10.0, R=0.0, g=9.81, slope=slope)
+
+
+def test_the_gait_carries_its_stride_jacobian():
+    """``floquet_multipliers(gait)`` takes the Jacobian the gait carries (no options, no walker): it equals
+    ``jax.jacfwd`` of the stride map at the fixed point with the gait's options, and the deprecated form with
+    the walker and options warns and agrees."""
+    walker = _compass(np.radians(3.0))
+    gait = di.periodic_gait(walker, X_3DEG)
+    assert gait.result == di.GaitResults.successful and gait.options == di.StanceTolerances()
+    fresh = jax.jacfwd(lambda x: di.stride_power(walker, x, options=gait.options))(gait.x)
+    np.testing.assert_allclose(gait.jacobian, fresh, rtol=0, atol=1e-8)
+    mu = di.floquet_multipliers(gait)
+    np.testing.assert_allclose(mu, multipliers(fresh), rtol=0, atol=1e-8)
+    with pytest.warns(DeprecationWarning, match="floquet_multipliers"):
+        old = di.floquet_multipliers(walker, gait, options=gait.options)
+    np.testing.assert_allclose(old, mu, rtol=0, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        di.floquet_multipliers(gait)
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +55,6 @@ def test_continuation_and_periodic_gait_agree_on_the_cascade(cascade):
         gait = di.periodic_gait(walker, b.x, period=b.period)
         assert gait.result == di.GaitResults.successful
         np.testing.assert_allclose(gait.x, b.x, rtol=0, atol=1e-8)
-        mu = np.asarray(di.floquet_multipliers(walker, gait))  # a conjugate pair in either order
+        mu = np.asarray(di.floquet_multipliers(gait))  # the gait's own Jacobian; a conjugate pair in either order
         np.testing.assert_allclose(np.sort(mu.real), np.sort(b.multipliers.real), rtol=0, atol=1e-6)
         np.testing.assert_allclose(np.sort(mu.imag), np.sort(b.multipliers.imag), rtol=0, atol=1e-6)

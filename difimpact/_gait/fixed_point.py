@@ -17,13 +17,16 @@ from .stride import GaitResults, StanceTolerances, Stride, stride
 
 
 class PeriodicGait(eqx.Module):
-    """A periodic gait: a fixed point $x* = P^p(x*)$ of the stride map and its ``p`` steps.
+    r"""A periodic gait: a fixed point $x* = P^p(x*)$ of the stride map and its ``p`` steps.
 
     - `x`: the section state just after heel strike (:attr:`AbstractWalker.section_names`).
     - `strides`: the ``p`` :class:`Stride` s from `x`, stacked on a leading axis of size `period`.
     - `result`: a :class:`GaitResults` item: ``successful``, ``no_fixed_point`` (Newton did not converge), or
       the failure of a step at Newton's last iterate (fell, no heel strike, trailing foot stays).
     - `num_steps`: Newton iterations.
+    - `jacobian`: $\partial P^p/\partial x$ at `x`, the linearisation whose eigenvalues are the Floquet
+      multipliers (:func:`~difimpact.floquet_multipliers`); `options`: the :class:`StanceTolerances` the gait was
+      solved with.
 
     Per-gait quantities over the period: `step_time`, `step_length`, `energy_loss` (means per step), `speed`
     ``ΣL / ΣT`` and `loss_per_distance` ``ΣΔT / ΣL`` [J/m].
@@ -33,6 +36,8 @@ class PeriodicGait(eqx.Module):
     strides: Stride
     result: GaitResults
     num_steps: Int[Array, ""]
+    jacobian: Float[Array, "k k"]
+    options: StanceTolerances
     period: int = eqx.field(static=True)
 
     @property
@@ -86,12 +91,23 @@ def _steps(walker, x, period, options):
     result of the first that failed."""
     out = []
     for _ in range(period):
-        out.append(stride(walker, x, options=options))
+        out.append(stride(walker, x, options=options, throw=False))
         x = out[-1].x
     result = GaitResults.successful
     for s in reversed(out):
         result = GaitResults.where(s.result != GaitResults.successful, s.result, result)
     return jax.tree.map(lambda *a: jnp.stack(a), *out), result
+
+
+def _linearised_steps(walker, x, period, options):
+    r""":func:`_steps` from `x` in one pass with their tangents (``jax.jacfwd``): the Jacobian
+    $\partial P^p/\partial x$ at `x`, and the strides and result."""
+
+    def last(z):
+        strides, result = _steps(walker, z, period, options)
+        return strides.x[-1], (strides, result)
+
+    return jax.jacfwd(last, has_aux=True)(x)
 
 
 class NewtonIterate(eqx.Module):
@@ -155,13 +171,19 @@ def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1,
 
 def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float | None = None,
                   atol: float | None = None, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
-                  throw: bool = False) -> PeriodicGait:
+                  throw: bool = True) -> PeriodicGait:
     r"""Find a periodic gait of `walker`: a root of $P^p(x) - x$ by Newton's method (optimistix), from `x0`.
 
     The Jacobian of $P^p$ comes from forward-mode differentiation through the steps (events included); the
     linear solves are unrolled (no LAPACK under ``vmap``). Derivatives of ``x*`` with respect to the walker's
     parameters follow from the implicit-function theorem (``optx.ImplicitAdjoint``):
     $dx*/dp = (I - \partial P^p/\partial x)^{-1} \partial P^p/\partial p$, never from the unrolled iterations.
+
+    The gait carries $\partial P^p/\partial x$ at the returned ``x*`` (its `jacobian`, whose eigenvalues
+    :func:`~difimpact.floquet_multipliers` takes). Newton's last Jacobian is at the iterate before ``x*``, one
+    step below the tolerances away, and the implicit adjoint gives it no derivative with respect to the
+    parameters; so the final pass through the steps at ``x*``, which gives the gait's strides, carries their
+    tangents (``jax.jacfwd``), in the same program: the Jacobian at ``x*``, differentiable like ``x*``.
 
     **Arguments:**
 
@@ -170,7 +192,8 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     - `rtol`, `atol`: Newton's tolerances on ``x`` (default ``max(10⁻¹¹, 100 ε)`` of `x0`'s dtype: ``10⁻¹¹`` in
       float64, ``1.2·10⁻⁵`` in float32, where a stride is no more accurate); `max_steps`: its iteration limit.
     - `options`: :class:`StanceTolerances` of each step.
-    - `throw`: raise on failure (else read `result`).
+    - `throw`: raise on failure; with ``throw=False`` read `result` instead (a batch is then never stopped by
+      one member).
 
     **Returns:** a :class:`PeriodicGait`. Under ``jit``, ``vmap`` and ``jax.jacfwd``; ``jax.grad`` with
     ``options.adjoint = diffrax.DirectAdjoint()``. A failed gait (see `result`) has finite, meaningless values
@@ -185,7 +208,7 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     walker = di.SimplestWalker(0.009)                            # Garcia et al. 1998: slope 0.009 rad, g = l = 1
     gait = di.periodic_gait(walker, jnp.array([-0.2, 0.2, 0.016]))
     print(gait.result == di.GaitResults.successful, gait.x)      # True [-0.20031 0.19983 0.01582]: the long gait
-    print(abs(di.floquet_multipliers(walker, gait)))             # [0. 0.589 0.589]: inside the unit circle, stable
+    print(abs(di.floquet_multipliers(gait)))                     # [0. 0.589 0.589]: inside the unit circle, stable
     ```
     """
     if not isinstance(walker, AbstractWalker):
@@ -207,10 +230,11 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
         return strides.x[-1] - x, None, result
 
     sol = newton(residual, x0, walker, rtol=rtol, atol=atol, max_steps=max_steps)
-    strides, step_result = _steps(walker, sol.value, period, options)
+    jacobian, (strides, step_result) = _linearised_steps(walker, sol.value, period, options)
     # A failed step is reported first: Newton may "converge" onto the meaningless state of a fall.
     result = GaitResults.where(
         step_result != GaitResults.successful, step_result,
         GaitResults.where(sol.result == optx.RESULTS.successful, GaitResults.successful, GaitResults.no_fixed_point))
-    out = PeriodicGait(x=sol.value, strides=strides, result=result, num_steps=sol.stats["num_steps"], period=period)
+    out = PeriodicGait(x=sol.value, strides=strides, result=result, num_steps=sol.stats["num_steps"],
+                       jacobian=jacobian, options=options, period=period)
     return result.error_if(out, result != GaitResults.successful) if throw else out

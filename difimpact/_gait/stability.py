@@ -1,5 +1,7 @@
 """Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of $\\partial P^p/\\partial x$ at the fixed point."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 
@@ -11,10 +13,15 @@ from .stride import StanceTolerances
 
 
 def stride_jacobian(walker: AbstractWalker, gait: PeriodicGait, *,
-                    options: StanceTolerances = StanceTolerances()) -> Float[Array, "k k"]:
+                    options: StanceTolerances | None = None) -> Float[Array, "k k"]:
     """$\\partial P^p/\\partial x$ at the gait's fixed point, by forward-mode differentiation through the steps: the event
     time enters through the implicit-function theorem, so this is the saltation-corrected linearisation
-    (monodromy of each stance phase, event-time correction, impact Jacobian, leg swap)."""
+    (monodromy of each stance phase, event-time correction, impact Jacobian, leg swap).
+
+    The gait carries this matrix at the tolerances it was solved with (its `jacobian`); this function
+    integrates the steps again, with `options` (default: the gait's `options`). The tangents of an adaptive
+    solve are not error-controlled, so tighter tolerances than the gait's give more accurate multipliers."""
+    options = gait.options if options is None else options
     return jax.jacfwd(lambda x: stride_power(walker, x, gait.period, options=options))(gait.x)
 
 
@@ -91,7 +98,24 @@ def multipliers(jacobian: Float[Array, "k k"]) -> Complex[Array, " k"]:
     return eigenvalues(jacobian) if jacobian.shape[0] <= 3 else eigvals(jacobian)
 
 
-def floquet_multipliers(walker: AbstractWalker, gait: PeriodicGait, *,
-                        options: StanceTolerances = StanceTolerances()) -> Complex[Array, " k"]:
-    """Floquet multipliers of a periodic gait: the :func:`multipliers` of :func:`stride_jacobian`."""
+def floquet_multipliers(gait: PeriodicGait, *deprecated: PeriodicGait,
+                        options: StanceTolerances | None = None) -> Complex[Array, " k"]:
+    """Floquet multipliers of a periodic gait: the :func:`multipliers` of the Jacobian
+    $\\partial P^p/\\partial x$ that :func:`~difimpact.periodic_gait` leaves in the gait (``gait.jacobian``),
+    without differentiating the stride map again; :func:`stride_jacobian` gives the Jacobian at other
+    tolerances.
+
+    ``floquet_multipliers(walker, gait, options=...)`` is deprecated (a ``DeprecationWarning``): the gait
+    carries its Jacobian and its options. Given `options`, that form differentiates the steps again with them."""
+    if not isinstance(gait, AbstractWalker) and not deprecated and options is None:
+        return multipliers(gait.jacobian)
+    warnings.warn("`floquet_multipliers(walker, gait, options=...)` is deprecated: the gait carries its stride "
+                  "map's Jacobian and its options; call `floquet_multipliers(gait)` (or `stride_jacobian(walker, "
+                  "gait, options=...)` for other tolerances).", DeprecationWarning, stacklevel=2)
+    walker, gait = (gait, deprecated[0]) if deprecated else (None, gait)
+    if options is None:
+        return multipliers(gait.jacobian)
+    if walker is None:
+        raise TypeError("`floquet_multipliers(gait, options=...)`: other tolerances need the walker; call "
+                        "`multipliers(stride_jacobian(walker, gait, options=...))`.")
     return multipliers(stride_jacobian(walker, gait, options=options))
