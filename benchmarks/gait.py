@@ -163,8 +163,8 @@ def main():
     # Garcia et al.'s simplest walker
     slopes = 0.009 + 0.002 * np.linspace(-1, 1, batch)
     n = 20 if args.quick else 100
-    P = lambda s, x: di.stride(di.SimplestWalker(s), x).x  # noqa: E731
-    F = lambda s, x: di.periodic_gait(di.SimplestWalker(s), x)  # noqa: E731
+    P = lambda s, x: di.stride(di.SimplestWalker(s), x, throw=False).x  # noqa: E731
+    F = lambda s, x: di.periodic_gait(di.SimplestWalker(s), x, throw=False)  # noqa: E731
     one = (jnp.asarray(0.009), jnp.asarray(X0))
     many = (jnp.asarray(slopes), jnp.tile(jnp.asarray(X0), (batch, 1)))
     measure("stride map", P, one, many, lambda s: scipy_stride(X0, s), slopes, n)
@@ -177,7 +177,7 @@ def main():
 
     # The round-footed compass gait
     slopes = np.radians(3.0 + 0.5 * np.linspace(-1, 1, batch))
-    F = lambda s, x: di.periodic_gait(di.CompassGait(slope=s, **COMPASS), x)  # noqa: E731
+    F = lambda s, x: di.periodic_gait(di.CompassGait(slope=s, **COMPASS), x, throw=False)  # noqa: E731
     one = (jnp.asarray(slopes[batch // 2]), jnp.asarray(X0_COMPASS))
     many = (jnp.asarray(slopes), jnp.tile(jnp.asarray(X0_COMPASS), (batch, 1)))
     gaits = measure("compass gait (R = 0.3 m) fixed point", F, one, many,

@@ -30,7 +30,7 @@ def walker(p):
 def observe(p, x0):
     """ρ, speed, step length, step time and loss per distance of the period-1 gait found from `x0`."""
     w = walker(p)
-    gait = di.periodic_gait(w, x0, options=TIGHT)
+    gait = di.periodic_gait(w, x0, options=TIGHT, throw=False)
     rho = di.spectral_radius(di.stride_jacobian(w, gait, options=TIGHT))
     values = jnp.stack([rho, gait.speed, gait.step_length, gait.step_time, gait.loss_per_distance])
     return values, (values, gait.result)

@@ -88,7 +88,7 @@ def _period(walker, x, period, slots, options) -> _Steps:
     shares one compilation (one stride in the graph)."""
 
     def step(i, s: _Steps) -> _Steps:
-        out = stride(walker, s.x, options=options)
+        out = stride(walker, s.x, options=options, throw=False)
         return _Steps(out.x, s.states.at[i].set(s.x), s.step_times.at[i].set(out.step_time),
                       s.step_length + out.step_length, s.energy_loss + out.energy_loss,
                       jnp.minimum(s.trailing_velocity, out.trailing_velocity),

@@ -9,8 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
-from .._hybrid import AbstractHybridSystem, HybridResults, solve_hybrid
-from .._hybrid.engine import _ARM
+from .._hybrid import EVENT_SHIFT, AbstractHybridSystem, HybridResults, solve_hybrid
 from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
@@ -119,8 +118,8 @@ class StanceSystem(AbstractHybridSystem):
         theta, rate = self._split(y)
         gap = self.walker.strike_gap(theta)
         strike = jnp.where(mode == 1, gap, _CLEARANCE - gap)
-        # The engine arms every component at +_ARM: offset by it, the heel strike is found at a zero gap.
-        return jnp.stack([strike, rate[0], 0.5 * jnp.pi - jnp.abs(theta[0])]) - _ARM
+        # The engine shifts every component by EVENT_SHIFT at least: less it, the heel strike is found at a zero gap.
+        return jnp.stack([strike, rate[0], 0.5 * jnp.pi - jnp.abs(theta[0])]) - EVENT_SHIFT
 
     def transition(self, t, y, mode, event):
         return y, jnp.ones_like(mode), (mode == 1) | (event != _STRIKE)
@@ -186,7 +185,7 @@ def _checked_walker(walker: AbstractWalker, x):
 
 @full_precision
 def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTolerances = StanceTolerances(),
-           throw: bool = False) -> Stride:
+           throw: bool = True) -> Stride:
     r"""The stride (Poincaré) map ``x⁺ = P(x)`` of a passive walker and the step it takes.
 
     From the section state ``x`` just after a heel strike: single support with the stance foot rolling
@@ -204,7 +203,8 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     - `walker`: an :class:`~difimpact.AbstractWalker` (its slope and parameters are differentiable leaves).
     - `x`: section state ``(k,)`` (:attr:`AbstractWalker.section_names`).
     - `options`: a :class:`StanceTolerances`.
-    - `throw`: raise on a failed step (else read `result`: a batch is never stopped by one member).
+    - `throw`: raise on a failed step; with ``throw=False`` read `result` instead (a batch is then never stopped
+      by one member).
 
     **Returns:** a :class:`Stride`. Works under ``jit``, ``vmap``, ``jax.jacfwd`` (default adjoint) and
     ``jax.grad`` (with ``options.adjoint = diffrax.RecursiveCheckpointAdjoint()``).

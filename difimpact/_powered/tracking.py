@@ -137,7 +137,7 @@ def _tracking_stride(gait, x, kp, kd, clock, options):
 
 def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0, clock: str = "time",
                     options: TrackingOptions = TrackingOptions(),
-                    throw: bool = False) -> tuple[Float[Array, " s"], TrackingStride]:
+                    throw: bool = True) -> tuple[Float[Array, " s"], TrackingStride]:
     r"""The closed-loop stride map $x^+ = P(x)$ of ``gait.problem.biped`` tracking the optimal `gait` by PD
     feedback: single support from the post-impact state ``x = (θ, θ̇)`` until heel strike, then the impact and
     the legs' relabelling.
@@ -183,7 +183,8 @@ def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0,
     - `kp` [N m/rad], `kd` [N m s/rad]: gains, scalars or one per actuator ``(k,)``, ``≥ 0``; zero gains replay
       the optimum's torques open loop (with the time clock).
     - `clock`: ``"time"`` or ``"phase"``.
-    - `options`: :class:`TrackingOptions`; `throw`: raise on a failed step (else read the info's `result`).
+    - `options`: :class:`TrackingOptions`; `throw`: raise on a failed step (with ``throw=False``, read the info's
+      `result`).
 
     **Returns:** ``(P(x), info)``, `info` a :class:`TrackingStride`. One compiled program serves every gain,
     state and gait of the same mesh; under ``vmap`` and ``jax.jacfwd`` (default adjoint).
@@ -225,7 +226,7 @@ def _tracking_floquet(gait, x0, kp, kd, clock, options, rtol, atol, max_steps):
 
 def tracking_floquet(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=None, rtol: float = 1e-8,
                      atol: float = 1e-8, max_steps: int = 40, options: TrackingOptions = TrackingOptions(),
-                     throw: bool = False) -> TrackingGait:
+                     throw: bool = True) -> TrackingGait:
     r"""The periodic gait of ``gait.problem.biped`` tracking the optimal `gait` (:func:`tracking_stride`) and
     its Floquet multipliers.
 
@@ -247,7 +248,8 @@ def tracking_floquet(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", 
     - `x0`: Newton's first guess ``(2j,)`` (``None``: the optimum's start).
     - `rtol`, `atol`: Newton's tolerances on ``x`` (a step's integration error, at the default
       :class:`TrackingOptions`, is ~10⁻⁹ in ``x``); `max_steps`: its iteration limit.
-    - `options`: :class:`TrackingOptions` of each step; `throw`: raise on failure (else read `result`).
+    - `options`: :class:`TrackingOptions` of each step; `throw`: raise on failure (with ``throw=False``, read
+      `result`).
 
     **Returns:** a :class:`TrackingGait`. One compiled program serves every gain and every gait of the same mesh,
     and ``vmap`` over gains.
