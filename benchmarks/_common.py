@@ -114,10 +114,19 @@ def write(args, rows: list[dict], echo=None):
 
 # -- the benchmarked impulsive map (impulsive.py on the CPU, gpu.py on a GPU) ----------------------------
 
+REGIMES = ("stick", "slide", "slide_reversal", "slide_stick", "slide_from_rest")  # `FrictionalRegime`'s items
+REGIME_NAMES = tuple(name.replace("_", "-") for name in REGIMES)  # their names, indexed by the codes of `outputs`
+
+
 def outputs(res):
-    """``(q̇⁺, P_n, P_t, W_n, W_t, regime)`` of a :class:`difimpact.FrictionalImpactSolution`."""
-    return (res.qdot_plus, res.normal_impulse, res.tangential_impulse, res.normal_work, res.tangential_work,
-            res.regime)
+    """``(q̇⁺, P_n, P_t, W_n, W_t, regime)`` of a :class:`difimpact.FrictionalImpactSolution`, the regime as the
+    index of its item in :data:`REGIMES`."""
+    import jax.numpy as jnp
+
+    import difimpact as di
+
+    code = jnp.select([res.regime == getattr(di.FrictionalRegime, name) for name in REGIMES], jnp.arange(len(REGIMES)))
+    return res.qdot_plus, res.normal_impulse, res.tangential_impulse, res.normal_work, res.tangential_work, code
 
 
 def impacts(walker, q, qdot, mu, throw=True):

@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import difimpact as di
-from _common import NumpyCrutchWalker, compile_time, impacts, machine, median_time, parse_args, seed000_states, write
+from _common import (REGIME_NAMES, NumpyCrutchWalker, compile_time, impacts, machine, median_time, parse_args,
+                     seed000_states, write)
 from compliant import CASES, ScipyCompliant, difimpact_batch, jittered_states
 
 IMPULSIVE_GOAL = 1e8  # impacts/s on one GPU (the speed issue's GPU row)
@@ -75,8 +76,8 @@ def main():
     row(f"impulsive on {gpu.device_kind}: agreement with the NumPy closed form, max |Δ|/(1+|ref|)", err, "",
         goal=f"≤ {tol:g}", met=bool(err <= tol),
         note=f"{n_check} states; regimes " + ", ".join(
-            f"{name}: {count}" for name, count in zip(di.FRICTIONAL_REGIMES, np.bincount(
-                got[5], minlength=len(di.FRICTIONAL_REGIMES)))))
+            f"{name}: {count}" for name, count in zip(REGIME_NAMES, np.bincount(
+                got[5], minlength=len(REGIME_NAMES)))))
     if not err <= tol:
         raise AssertionError(f"difimpact on the GPU and the NumPy closed form disagree: {err}")
 

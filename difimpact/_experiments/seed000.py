@@ -18,8 +18,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .._compliant import CompliantResults, compliant_impact
-from .._contact import Contact, Coulomb
-from .._impact.frictional import FRICTIONAL_REGIMES, frictional_impact
+from .._contact import Coulomb
+from .._impact.frictional_ground import frictional_impact
 from .._models import CrutchWalker
 from .base import Outcome, check_that, experiment
 from .fixtures import seed000_tip_contact
@@ -50,7 +50,7 @@ def _impulsive(mu, q3_deg, q5dot):
 def _impulsive_batch(mu, q3, q5dot):
     def one(mu, q3, q5dot):
         q, qdot = _WALKER.pre_impact_state(q3, q5dot)
-        r = frictional_impact(_WALKER, q, qdot, Contact("Q", friction_law=Coulomb(mu)))
+        r = frictional_impact(_WALKER, q, qdot, "Q", friction=Coulomb(mu))
         v_minus = r.jacobian @ qdot
         return dict(Pn=r.normal_impulse, Pt=r.tangential_impulse, Wn=r.normal_work, Wt=r.tangential_work,
                     vnP=r.qdot_plus[1], vtQ=(r.jacobian @ r.qdot_plus)[1], vtQ_minus=v_minus[1],
@@ -64,7 +64,8 @@ def _compliant(kn_factor, chi_factor, mu, q3, q5dot, t_max):
     """Compliant contact phase of Font-Llagunes et al. 2012 (eqs. 35–38) from the pre-impact state of §5, stopped at its end
     of compression or at ``t_max`` [s] (whichever comes first); ``v_n(P) = q̇2``, ``v_t(Q) = A_t q̇``."""
     q, qdot = _WALKER.pre_impact_state(q3, q5dot)
-    r = compliant_impact(_WALKER, q, qdot, (seed000_tip_contact(kn_factor, chi_factor, mu),), t_max=t_max,
+    tip = seed000_tip_contact(kn_factor, chi_factor, mu)
+    r = compliant_impact(_WALKER, q, qdot, tip.point, normal=tip.normal_law, friction=tip.friction_law, t_max=t_max,
                          max_steps=1024, max_phases=8, history=True, throw=False)
     v_minus = _WALKER.contact_jacobian(q, "Q") @ qdot
     return dict(Pn=r.normal_impulse[0], Pt=r.tangential_impulse[0], Wn=r.normal_work[0], Wt=r.tangential_work[0],
@@ -138,7 +139,7 @@ def _model_figure():
     """The crutch walker at the reference state of §5 (q3 = 12°, q̇5⁻ = −0.2 rad/s) with its impulse at μ = 0.75
     (Table 3's case), in place of the paper's Fig. 1."""
     q, qdot = _WALKER.pre_impact_state(math.radians(12.0), -0.2)
-    r = frictional_impact(_WALKER, q, qdot, Contact("Q", friction_law=Coulomb(0.75)))
+    r = frictional_impact(_WALKER, q, qdot, "Q", friction=Coulomb(0.75))
     return model_figure(_WALKER, q, "Crutch walker (Font-Llagunes et al. 2012, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = 150°",
                         contacts=("Q",), arrows={"Q": (float(r.tangential_impulse), float(r.normal_impulse))},
                         note="arrow: impulse (P_t, P_n) of the tip Q, impulsive map, μ = 0.75, q̇5⁻ = −0.2 rad/s; "
@@ -157,7 +158,7 @@ def _grid_rows(quick, progress):
     imp = _impulsive(mu, q3, q5)
     comp = [_run_compliant(mu=m, q3_deg=a, q5dot=b)
             for m, a, b in progress(list(zip(mu, q3, q5)), desc="crutch-grid compliant")]
-    regimes = {"impulsive": [FRICTIONAL_REGIMES[int(r)] for r in imp["regime"]],
+    regimes = {"impulsive": list(imp["impact"].regime_name),
                "compliant": [_compliant_regime(c) for c in comp]}
     data = {"impulsive": {k: np.asarray(imp[k]) for k in _GRID_KEYS},
             "compliant": {k: np.array([c[k] for c in comp]) for k in _GRID_KEYS + ("duration",)}}

@@ -8,7 +8,7 @@ import jax
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .._impact.frictional import FRICTIONAL_REGIMES, impulse_space_path
+from .._impact.frictional import impulse_space_path
 from .base import Outcome, check_close, check_that, experiment
 from .curves import plotted_range
 from .plotting import panel_grid
@@ -65,7 +65,7 @@ def crutch_impulse_space(quick, progress):
                "vtQ": np.asarray(p.velocity[:, 1]), "Pt": np.asarray(p.tangential_impulse),
                "Wn": np.asarray(p.normal_work), "Wt": np.asarray(p.tangential_work)}
         comp, end = _compliant_path(mus[i], q3s[i], q5s[i], 8 if quick else 24)
-        regimes = (FRICTIONAL_REGIMES[int(imp_all["regime"][i])], _compliant_regime(end))
+        regimes = (impact.regime_name, _compliant_regime(end))
         case = {"figure": fig_no[i], "mu": mus[i], "q3_deg": q3s[i], "q5dot": q5s[i]}
         for method, path in (("impulsive", imp), ("compliant", comp)):
             rows += [{**case, "method": method, **{k: float(path[k][j]) for k in path}}

@@ -61,7 +61,7 @@ def impulse_space() -> None:
     a.legend()
     b.plot(P_n, np.asarray(path.tangential_impulse), color="C2")
     b.set(xlabel="normal impulse $P_n$ [N s]", ylabel="tangential impulse $P_t$ [N s]")
-    fig.suptitle(f"Crutch tip, μ = 0.75, q3 = 12°, q̇5 = −0.2 rad/s: {di.FRICTIONAL_REGIMES[int(hit.regime)]} "
+    fig.suptitle(f"Crutch tip, μ = 0.75, q3 = 12°, q̇5 = −0.2 rad/s: {hit.regime_name} "
                  f"(μ_c = {float(hit.mu_c):.3f})")
     fig.tight_layout()
     fig.savefig(OUT / "impulse-space-path.png", **SAVE)
