@@ -72,10 +72,10 @@ from ._impact.frictional import (
     FrictionalImpactSolution as FrictionalImpactSolution,
     FrictionalRegime as FrictionalRegime,
     ImpulsePath as ImpulsePath,
-    frictional_impact as frictional_impact,
     frictional_impact_map as frictional_impact_map,
     impulse_space_path as impulse_space_path,
 )
+from ._impact.frictional_ground import frictional_impact as frictional_impact
 from ._io import (
     from_mjcf as from_mjcf,
     from_osim as from_osim,

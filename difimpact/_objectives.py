@@ -12,8 +12,9 @@ geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an
 
 from ._compliant import compliant_impact
 from ._contact import Contact
+from ._contact.naming import names_and_laws
 from ._custom_types import Array, Config, Float, Scalar, Velocity
-from ._impact.frictional import frictional_impact
+from ._impact.frictional_ground import frictional_impact
 from ._impact.ground import impact
 from ._models.base import AbstractPlanarModel
 from ._linalg import full_precision
@@ -59,7 +60,8 @@ def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, 
     (Table 2) — an impact from rest sticks, but one that starts sliding may still end sliding (crutch walker,
     ``q3 = 12°``, ``q̇5 = −0.2``: ``μ_c = 0.675``, yet it ends sliding for ``μ < 0.690``). Negative: the contact
     cannot stay stuck. For "the impact ends stuck" use :func:`sticking_margin`."""
-    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_c
+    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact.point,
+                                                       friction=contact.friction_law).mu_c
 
 
 def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
@@ -73,7 +75,8 @@ def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
     Table 2). Differentiable wherever ``|P_t^*|/P_n^* ≠ μ_c`` and ``P_t^* ≠ 0`` (a closed form in ``M``, the
     contact rows and ``q̇⁻``); ``−inf`` (zero gradient) when $P_n^* \le 0$: no friction ends that impact stuck.
     """
-    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact).mu_stick
+    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact.point,
+                                                       friction=contact.friction_law).mu_stick
 
 
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
@@ -85,4 +88,6 @@ def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Veloci
 
     `compliant_options` are those of :func:`~difimpact.compliant_impact`.
     """
-    return compliant_impact(model, q, qdot_minus, contacts, **compliant_options).peak_normal_force[0]
+    points, normal, friction = names_and_laws((contacts,) if isinstance(contacts, Contact) else contacts)
+    return compliant_impact(model, q, qdot_minus, points, normal=normal, friction=friction,
+                            **compliant_options).peak_normal_force[0]

@@ -249,8 +249,8 @@ def minimise(
     ```python
     import math, optax, jax.numpy as jnp
     import difimpact as di
-    walker, tip = di.CrutchWalker(), di.Contact("Q", friction_law=di.Coulomb(0.75))
-    hit = lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3), tip)   # q3: the leg angle
+    walker, coulomb = di.CrutchWalker(), di.Coulomb(0.75)
+    hit = lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3), "Q", friction=coulomb)  # q3: leg angle
     slips = lambda q3: jnp.atleast_1d(hit(q3).mu_c - 0.6)      # ≤ 0: the tip sticks with μ = 0.6
     res = di.minimise(lambda q3: -hit(q3).energy_change, math.radians(12), optimiser=optax.adam(1e-2),
                       steps=200, rounds=5, penalty=1e3, bounds=(0.05, 0.5), constraints=slips)

@@ -163,7 +163,7 @@ def sweep(
 
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
-    hit = lambda mu: di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(mu)))
+    hit = lambda mu: di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(mu))
     print(di.sweep(hit, np.array([0.5, 0.75, 1.0]), chunk_size=2).normal_impulse)  # [4.005 14.155 14.155] N s
     ```
     """

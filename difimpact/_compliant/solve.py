@@ -1,5 +1,6 @@
 """The entry point of the compliant contact phase, :func:`compliant_impact`, and its solution."""
 
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import diffrax
@@ -7,15 +8,37 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._contact import AbstractSmoothFrictionLaw, Contact
+from .._contact import (
+    AbstractFrictionLaw,
+    AbstractNormalLaw,
+    AbstractSmoothFrictionLaw,
+    Contact,
+)
+from .._contact.naming import (
+    contacts_of,
+    is_contacts,
+    names_and_laws,
+    python_edge,
+    warn_contact_form,
+)
 from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
 from .._hybrid import HybridResults, HybridSolution, solve_hybrid
 from .._models import AbstractPlanarModel
-from .._validation import as_float, check, count, finite_result, flag, instance, positive, tolerance
-from .peak import peak_force
+from .._validation import (
+    as_float,
+    check,
+    count,
+    finite_result,
+    flag,
+    instance,
+    names,
+    positive,
+    tolerance,
+)
 from .dynamics import free_motion
-from .regimes import initial_modes, TOUCH
-from .state import ContactModes, MM, MS, PhaseState
+from .peak import peak_force
+from .regimes import TOUCH, initial_modes
+from .state import MM, MS, PhaseState
 from .system import CompliantContactSystem
 
 
@@ -66,26 +89,45 @@ class CompliantSolution(eqx.Module):
     history: History | None
 
 
-def _check_contacts(model: AbstractPlanarModel, contacts, end: str) -> tuple[Contact, ...]:
-    """The model, the contacts (one :class:`Contact` alone is a tuple of one; each point once) and `end`."""
+def _arguments(*args, **kwargs) -> tuple[tuple, dict]:
+    """The Python edge of :func:`compliant_impact`: deprecated :class:`~difimpact.Contact` descriptions (the
+    fourth argument, or ``contacts=``) as their point names and laws by point, with a ``DeprecationWarning``."""
+    args = list(args)
+    if len(args) > 3 and is_contacts(args[3]):
+        contacts = args[3]
+    elif is_contacts(kwargs.get("contacts")):
+        contacts = kwargs.pop("contacts")
+    else:
+        return tuple(args), kwargs
+    if "normal" in kwargs or "friction" in kwargs:
+        raise TypeError("`compliant_impact`: pass the points' names with `normal` and `friction`, not `Contact`s "
+                        "as well.")
+    points, normal, friction = names_and_laws((contacts,) if isinstance(contacts, Contact) else tuple(contacts))
+    warn_contact_form("compliant_impact", f"compliant_impact(model, q, qdot_minus, {points!r}, "
+                      "normal=HuntCrossley(…), friction=Coulomb(mu))")
+    if len(args) > 3:
+        args[3] = points
+    else:
+        kwargs["points"] = points
+    return tuple(args), {**kwargs, "normal": normal, "friction": friction}
+
+
+def _check_contacts(model: AbstractPlanarModel, points, normal, friction, end: str) -> tuple[Contact, ...]:
+    """The model, `end`, and the contacts of `points` (one name is one point; each point once, of the model) with
+    their laws."""
     instance("model", model, AbstractPlanarModel)
     if end not in ("compression", "separation"):
         raise ValueError(f"`end` must be 'compression' or 'separation', got {end!r}.")
-    contacts = (contacts,) if isinstance(contacts, Contact) else contacts
-    if not isinstance(contacts, (tuple, list)) or not contacts or not all(isinstance(c, Contact) for c in contacts):
-        raise ValueError("`contacts` must be a non-empty tuple of `Contact`.")
-    contacts = tuple(contacts)
-    rigid = [c.point for c in contacts if c.normal_law is None]
-    if rigid:
-        raise ValueError(f"`contacts` at {rigid} have no normal law: a compliant contact needs one.")
-    points = [c.point for c in contacts]
+    points = names("points", points)
+    if not points:
+        raise ValueError("`points` must name at least one contact point (the first is the impacting one).")
     if len(set(points)) != len(points):
-        raise ValueError(f"a point may appear once in `contacts`, got {points}.")
-    missing = [c.point for c in contacts if c.point not in model.point_names]
+        raise ValueError(f"a point may appear once in `points`, got {list(points)}.")
+    missing = [p for p in points if p not in model.point_names]
     if missing:
-        raise ValueError(f"`contacts` name points {missing} that the model does not have "
+        raise ValueError(f"`points` names points {missing} that the model does not have "
                          f"(it has {model.point_names}).")
-    return contacts
+    return contacts_of(points, normal, friction)
 
 
 _MAX_RECORDS = 1 << 24  # max_phases × max_steps: the per-step records alone are ~0.8 GB per contact there
@@ -149,13 +191,15 @@ def _solution(system: CompliantContactSystem, sol: HybridSolution) -> CompliantS
     )
 
 
-@eqx.filter_jit
+@python_edge(_arguments)
 def compliant_impact(
     model: AbstractPlanarModel,
     q: Config,
     qdot_minus: Velocity,
-    contacts: tuple[Contact, ...],
+    points: str | Sequence[str],
     *,
+    normal: AbstractNormalLaw | Mapping[str, AbstractNormalLaw],
+    friction: AbstractFrictionLaw | Mapping[str, AbstractFrictionLaw | None] | None = None,
     end: Literal["compression", "separation"] = "compression",
     solver: diffrax.AbstractSolver | None = None,
     rtol: float | None = None,
@@ -169,21 +213,22 @@ def compliant_impact(
 ) -> CompliantSolution:
     r"""Integrate the compliant contact phase from the pre-impact state ``(q, qdot_minus)`` to its end event.
 
-    The first contact in ``contacts`` is the impacting one: the phase ends at its end of compression
-    (``v_n = 0``, Font-Llagunes et al. 2012, §5) or, with ``end="separation"``, when its normal force returns to zero.
-    The other contacts stay compliant throughout (they may open and close). The forces are those of
-    :mod:`~difimpact._compliant.dynamics`; the phases (contact onset and separation, stick and slip
-    switches, the end) are solved by the hybrid-phase engine (:func:`~difimpact._hybrid.solve_hybrid`), with
-    the events of :mod:`~difimpact._compliant.events` and the regime switches of
-    :mod:`~difimpact._compliant.regimes`.
+    The first point of ``points`` is the impacting one: the phase ends at its end of compression (``v_n = 0``,
+    Font-Llagunes et al. 2012, §5) or, with ``end="separation"``, when its normal force returns to zero. The other
+    contacts stay compliant throughout (they may open and close). The forces are those of
+    :mod:`~difimpact._compliant.dynamics`; the phases (contact onset and separation, stick and slip switches, the
+    end) are solved by the hybrid-phase engine (:func:`~difimpact._hybrid.solve_hybrid`), with the events of
+    :mod:`~difimpact._compliant.events` and the regime switches of :mod:`~difimpact._compliant.regimes`.
 
     **Arguments:**
 
     - `model`: an :class:`~difimpact.AbstractPlanarModel`.
-    - `q`, `qdot_minus`: initial state; a contact point with ``δ ≥ 0`` is in contact. The first contact
-      must not start in contact while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
-    - `contacts`: tuple of :class:`~difimpact.Contact`, each with a normal law (one :class:`~difimpact.Contact`
-      alone is a tuple of one), each point at most once.
+    - `q`, `qdot_minus`: initial state; a point with ``δ ≥ 0`` is in contact. The first must not start in contact
+      while already separating (``δ ≥ 0`` and ``v_n ≥ 0``).
+    - `points`: the contacts, by their points' names (one name is one point), each at most once.
+    - `normal`: the normal law (:class:`~difimpact.AbstractNormalLaw`) of every point, or ``{point: law}`` with a
+      law for each. `friction`: the friction law (:class:`~difimpact.AbstractFrictionLaw`) of every point, or
+      ``{point: law}`` (a point it does not name is frictionless); ``None``: frictionless. Their parameters are traced.
     - `end`: ``"compression"`` or ``"separation"``.
     - `solver`: a diffrax solver; default ``Tsit5``, or ``Kvaerno5`` with a smooth friction law
       (:class:`~difimpact.AbstractSmoothFrictionLaw`, stiff: ``∂F_t/∂v_t = μF_n/v_ε``).
@@ -197,6 +242,8 @@ def compliant_impact(
       per-step :class:`History`.
     - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
 
+    :class:`~difimpact.Contact` descriptions in place of `points` and the laws are deprecated (they warn).
+
     **Returns:** a :class:`CompliantSolution`.
 
     **Example:**
@@ -208,11 +255,11 @@ def compliant_impact(
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
     law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)  # 5 cm rubber tip on concrete
-    out = di.compliant_impact(walker, q, qdot, (di.Contact("Q", law, di.Coulomb(0.75)),))
+    out = di.compliant_impact(walker, q, qdot, "Q", normal=law, friction=di.Coulomb(0.75))
     print(out.duration, out.peak_normal_force, out.normal_impulse)   # 0.00398 s, [6204.] N, [14.41] N s: compression
     ```
     """
-    contacts = _check_contacts(model, contacts, end)
+    contacts = _check_contacts(model, points, normal, friction, end)
     solver = _default_solver(contacts) if solver is None else solver
     q = as_float("q", q, shape=(model.n,))
     rtol, atol, max_steps, max_phases = _check_options(solver, adjoint, rtol, atol, max_steps, max_phases, history,
@@ -220,13 +267,8 @@ def compliant_impact(
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
     system = CompliantContactSystem(model, contacts, q, end, history)
     y0, modes0 = _initial_state(system, qdot_minus)
-    sol = solve_hybrid(
-        system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS,
-        solver=solver,
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
-        max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True,
-    )
+    sol = solve_hybrid(system, jnp.zeros(()), y0, modes0, t_max=positive("t_max", t_max) / MS, solver=solver,
+                       stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
+                       max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True)
     out = _solution(system, sol)
-    if throw:
-        out = out.result.error_if(out, out.result != CompliantResults.successful)
-    return out
+    return out.result.error_if(out, out.result != CompliantResults.successful) if throw else out

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._compliant import CompliantResults, compliant_impact
-from .._contact import Contact, Coulomb, HuntCrossley, damping_from_restitution, hertz_stiffness
+from .._contact import Coulomb, HuntCrossley, damping_from_restitution, hertz_stiffness
 from .._impact.constrained import constrained_impact
 from .._models import CompassGait, CrutchWalker
 from .base import check_that
@@ -53,10 +53,10 @@ def _hunt_crossley(radius, impact_speed):
     return HuntCrossley(k_n, damping_from_restitution(k_n, _RESTITUTION, impact_speed))
 
 
-def _compliant_summary(model, q, qdot, contacts, **options):
+def _compliant_summary(model, q, qdot, points, **options):
     """Solve to the impacting contact's end of compression; ``ok``: solved, and that contact sticks at the
     end (the paper's non-sliding assumption)."""
-    sol = compliant_impact(model, q, qdot, contacts, throw=False, **options)
+    sol = compliant_impact(model, q, qdot, points, throw=False, **options)
     ok = (sol.result == CompliantResults.successful) & jnp.all(jnp.isfinite(sol.qdot_plus)) & sol.final_stick[0]
     loss = -(jnp.sum(sol.normal_work) + jnp.sum(sol.tangential_work))
     return sol, ok, loss
@@ -92,8 +92,8 @@ def _compass_compliant(R, q3, g):
     compression; gravity ``g`` during the contact."""
     model, q, qdot = _compass_state(R, q3, g)
     law = _hunt_crossley(R, -model.point_velocity(q, qdot, "swing_foot")[1])
-    contacts = (Contact("swing_foot", law, Coulomb(_MU)), Contact("stance_foot", law, Coulomb(_MU)))
-    sol, ok, loss = _compliant_summary(model, q, qdot, contacts, max_phases=12)
+    sol, ok, loss = _compliant_summary(model, q, qdot, ("swing_foot", "stance_foot"), normal=law, friction=Coulomb(_MU),
+                                       max_phases=12)
     return dict(energy_loss=loss, vy_trailing=sol.qdot_plus[1],
                 v_hip=jnp.linalg.norm(model.point_velocity(sol.q_plus, sol.qdot_plus, "H")), ok=ok,
                 stick=sol.final_stick[0], duration=sol.duration)
@@ -132,7 +132,7 @@ def _crutch_compliant(q3, q4, g):
     model, q, qdot = _crutch_state(q3, q4, g)
     vn = -model.point_velocity(q, qdot, "Q")[1]
     law = _hunt_crossley(TIP_RADIUS, vn)
-    sol, ok, loss = _compliant_summary(model, q, qdot, (Contact("Q", law, Coulomb(_MU)),))
+    sol, ok, loss = _compliant_summary(model, q, qdot, "Q", normal=law, friction=Coulomb(_MU))
     return dict(_crutch_outputs(model, sol.q_plus, sol.qdot_plus, loss), ok=ok, stick=sol.final_stick[0],
                 chi=law.damping)
 

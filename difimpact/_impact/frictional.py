@@ -33,10 +33,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._contact import Contact, Coulomb
-from .._custom_types import Array, Config, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
+from .._contact.naming import renamed_keyword
+from .._custom_types import Array, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
 from .._linalg import full_precision, solve_spd
-from .._models.base import AbstractPlanarModel
 from .._results import RESULTS, deprecated_items
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
 from . import regime as _regimes
@@ -146,8 +145,9 @@ def _checked_inputs(M, a_n, a_t, qdot_minus, mu):
     return A, as_float("qdot_minus", qdot_minus, shape=(n,)), check(mu, mu < 0, "`mu` must be non-negative.")
 
 
+@renamed_keyword("mass_matrix", "M")
 def frictional_impact_map(
-    mass_matrix: MassMatrix,
+    M: MassMatrix,
     a_n: Velocity,
     a_t: Velocity,
     qdot_minus: Velocity,
@@ -165,7 +165,8 @@ def frictional_impact_map(
 
     **Arguments:**
 
-    - `mass_matrix`: ``(n, n)`` symmetric positive definite ``M`` (checked, to ``√ε``).
+    - `M`: ``(n, n)`` symmetric positive definite mass matrix (checked, to ``√ε``; ``mass_matrix=``, its former
+      name, is deprecated).
     - `a_n`, `a_t`: ``(n,)`` normal and tangential rows of the contact Jacobian (eq. 2).
     - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
     - `mu`: friction coefficient ``μ ≥ 0`` (beyond ``10¹² max(1, μ_c)`` it acts as that: a relative change
@@ -177,7 +178,7 @@ def frictional_impact_map(
 
     **Returns:** a :class:`FrictionalImpactSolution`.
     """
-    return _map(psd_matrix("mass_matrix", mass_matrix, definite=True), a_n, a_t, qdot_minus, mu, rest_tol, throw)
+    return _map(psd_matrix("M", M, definite=True), a_n, a_t, qdot_minus, mu, rest_tol, throw)
 
 
 @full_precision
@@ -185,11 +186,11 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite."""
     A, qdot_minus, mu = _checked_inputs(M, a_n, a_t, qdot_minus, mu)
     rest_tol = tolerance("rest_tol", rest_tol, below=1e-3, allow_zero=True)
-    X = solve_spd(M, A.T, "mass_matrix")  # M⁻¹ Aᵀ, (n, 2)
+    X = solve_spd(M, A.T, "M")  # M⁻¹ Aᵀ, (n, 2)
     w = A @ X
     w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
     w_tt = check(w_tt, ~(w_tt > 0), "`a_t` gives A_t M⁻¹ A_tᵀ <= 0: the tangential row must be nonzero and "
-                 "`mass_matrix` positive definite.")
+                 "`M` positive definite.")
     v_n, v_t = A @ qdot_minus
     v_n = check(v_n, ~(v_n < 0), "the contact point must approach the ground: A_n q̇⁻ < 0 (`qdot_minus`).")
     mu_c = jnp.abs(w_nt) / w_tt
@@ -245,61 +246,6 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     )
 
 
-@eqx.filter_jit
-def frictional_impact(
-    model: AbstractPlanarModel,
-    q: Config,
-    qdot_minus: Velocity,
-    contact: Contact,
-    *,
-    ground_tol: float | None = None,
-    rest_tol: float = 1e-9,
-    throw: bool = True,
-) -> FrictionalImpactSolution:
-    """Frictional impact of a model point with the ground ``y = 0`` (Font-Llagunes et al. 2012, §3).
-
-    Builds ``M(q)`` and ``[A_n; A_t]`` of the contact's point and calls :func:`frictional_impact_map`.
-    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres, ``0 ≤ ground_tol < 1``; by default ``max(1e-8, 256 ε)`` of
-    ``q``'s dtype: ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and
-    approaching it, and that the inputs are finite. Build the contact inside the function you ``vmap`` or
-    differentiate to vary ``μ`` without recompiling.
-
-    **Arguments:** `model`, `q`, `qdot_minus` (pre-impact state), `contact` (a :class:`~difimpact.Contact`
-    with a :class:`~difimpact.Coulomb` friction law; its normal law, if any, is not used: the impact is
-    rigid), and the keyword options of :func:`frictional_impact_map`.
-
-    **Returns:** a :class:`FrictionalImpactSolution`.
-
-    **Example:**
-
-    ```python
-    import math
-    import difimpact as di
-
-    walker = di.CrutchWalker()
-    q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
-    hit = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
-    print(hit.regime_name, hit.normal_impulse, hit.tangential_impulse, hit.mu_c)
-    # slide-stick 14.155 -9.769 0.675: impulses in N s, and the critical friction coefficient
-    ```
-    """
-    instance("model", model, AbstractPlanarModel)
-    if not isinstance(contact, Contact) or not isinstance(contact.friction_law, Coulomb):
-        raise ValueError(f"`contact` must be a `Contact` with a `Coulomb` friction law, got {contact!r}.")
-    point = contact.point
-    q = as_float("q", q, shape=(model.n,))
-    qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
-    height = model.point(q, point)[1]
-    if ground_tol is None:
-        ground_tol = max(1e-8, 256 * float(jnp.finfo(q.dtype).eps))
-    ground_tol = tolerance("ground_tol", ground_tol, below=1.0, allow_zero=True)
-    qdot_minus = check(qdot_minus, jnp.abs(height) > ground_tol,
-                       f"point {point!r} is not on the ground: |y| > {ground_tol} m for this `q`.")
-    A = model.contact_jacobian(q, point)
-    # M of a model is symmetric positive semi-definite by construction: no check (the solve flags a singular one).
-    return _map(model.mass_matrix(q), A[0], A[1], qdot_minus, contact.friction_law.mu, rest_tol, throw)
-
-
 class ImpulsePath(eqx.Module):
     """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012,
     §3.2, Figs. 13–17), ``k`` samples along ``P_n`` (the switch impulse is one of them):
@@ -340,8 +286,8 @@ def _path(impact: FrictionalImpactSolution, num: int) -> ImpulsePath:
 
 
 __all__ = [
-    "FrictionalImpactResults", "FrictionalImpactSolution", "FrictionalRegime", "ImpulsePath", "frictional_impact",
-    "frictional_impact_map", "impulse_space_path",
+    "FrictionalImpactResults", "FrictionalImpactSolution", "FrictionalRegime", "ImpulsePath", "frictional_impact_map",
+    "impulse_space_path",
 ]
 
 

@@ -14,12 +14,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._contact.naming import python_edge
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision
 from .._models.base import AbstractPlanarModel, AbstractSteppingModel
 from .._tree import PlanarTree
-from .._validation import as_float, check, instance, names, tolerance
+from .._validation import as_float, check, instance, tolerance
 from .constrained import ImpactResults, ImpactSolution, _raise
+from .ground_options import check_options, mask_blocked, massless_keep, traced_values
 from .kkt import solve_kkt
 
 # Relative tolerance of the sign conditions of a unilateral contact (impulse ≥ 0, separating velocity ≥ 0).
@@ -55,77 +57,6 @@ def _light_part(tree: PlanarTree, q: Config) -> MassMatrix:
     light = weight <= _LIGHT * jnp.max(weight)
     masses = (jnp.where(light, tree.mass, 0.0), jnp.where(light, tree.inertia, 0.0))
     return eqx.tree_at(lambda t: (t.mass, t.inertia), tree, masses).mass_matrix(q)
-
-
-def _massless(massless: str) -> bool | str:
-    """`massless` as :func:`~difimpact._impact.kkt.solve_kkt`'s `keep`: ``False``, ``True`` or ``"limit"``."""
-    if massless not in ("error", "keep", "limit"):
-        raise ValueError(f"`massless` must be 'error', 'keep' or 'limit', got {massless!r}.")
-    return {"error": False, "keep": True, "limit": "limit"}[massless]
-
-
-def _coordinate(model: AbstractPlanarModel, c) -> int:
-    names = model.coordinate_names
-    if isinstance(c, str):
-        if c not in names:
-            raise ValueError(f"`blocked`: unknown coordinate {c!r}; this model has {list(names)}.")
-        return names.index(c)
-    if isinstance(c, int) and not isinstance(c, bool) and -len(names) <= c < len(names):
-        return c % len(names)
-    raise ValueError(f"`blocked`: {c!r} is neither a coordinate name nor an index in 0..{len(names) - 1}.")
-
-
-def _check_options(model, stick, blocked, unilateral, restitution, unilateral_tangent):
-    """The static options, checked: points (a single name is one point), blocked rates by coordinate (at least
-    one constraint in all), restitution by point."""
-    instance("model", model, AbstractPlanarModel)
-    if unilateral_tangent not in ("free", "stick", "always"):
-        raise ValueError(f"`unilateral_tangent` must be 'free', 'stick' or 'always', got {unilateral_tangent!r}.")
-    stick, unilateral = names("stick", stick), names("unilateral", unilateral)
-    points = stick + unilateral
-    if len(set(points)) != len(points):
-        raise ValueError(f"a point may appear once in `stick` and `unilateral`, got {list(points)}.")
-    if isinstance(blocked, str):
-        raise ValueError(f"`blocked` must be a sequence or a mapping of coordinates, got {blocked!r}.")
-    rates = dict(blocked) if isinstance(blocked, Mapping) else {c: 0.0 for c in blocked}
-    coords = [_coordinate(model, c) for c in rates]
-    if len(set(coords)) != len(coords):
-        raise ValueError(f"`blocked` names a coordinate twice: {list(rates)}.")
-    if not points and not coords:
-        raise ValueError("`impact` needs at least one post-impact constraint: pass `stick`, `blocked` or "
-                         "`unilateral` (without any, nothing collides and q̇⁺ = q̇⁻).")
-    if restitution is not None and not isinstance(restitution, Mapping):
-        raise TypeError(f"`restitution` must be a mapping {{point: e}}, got {restitution!r}.")
-    restitution = {} if restitution is None else dict(restitution)
-    for p in restitution:
-        if p not in stick:
-            raise ValueError(f"`restitution` point {p!r} is not in `stick` {list(stick)}.")
-    return stick, unilateral, rates, coords, restitution
-
-
-def _blocked_active(x, rates) -> Bool[Array, " b"]:
-    """`blocked_active`, checked, as one flag per coordinate of `blocked` (``True`` where it names none)."""
-    if not isinstance(x, Mapping):
-        raise TypeError(f"`blocked_active` must be a mapping {{coordinate of `blocked`: bool}}, got {x!r}.")
-    for c in x:
-        if c not in rates:
-            raise ValueError(f"`blocked_active` names {c!r}, which is not in `blocked` {list(rates)}.")
-    flags = []
-    for c in rates:
-        f = jnp.asarray(x.get(c, True))
-        if f.dtype != bool or f.shape != ():
-            raise TypeError(f"`blocked_active[{c!r}]` must be a boolean scalar, got {f.dtype} {f.shape}.")
-        flags.append(f)
-    return jnp.stack(flags) if flags else jnp.zeros((0,), bool)
-
-
-def _mask_blocked(A_fixed, stick, rates, blocked_active):
-    """``A_fixed`` with the rows of the coordinates that `blocked_active` unblocks zeroed, and the flags of its rows
-    (``None`` without `blocked_active`: every row enforced)."""
-    if blocked_active is None:
-        return A_fixed, None
-    active = jnp.concatenate([jnp.ones(2 * len(stick), bool), _blocked_active(blocked_active, rates)])
-    return jnp.where(active[:, None], A_fixed, 0.0), active
 
 
 def _on_ground(model: AbstractPlanarModel, q: Config, points, ground_tol: float) -> Config:
@@ -224,7 +155,7 @@ def _consistent(stacked: ImpactSolution, v: Float[Array, " r"], m_fixed: int) ->
     return eqx.tree_at(lambda s: s.result, chosen, result)
 
 
-@eqx.filter_jit
+@python_edge(traced_values)
 @full_precision
 def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick: Sequence[str] = (),
            blocked: Sequence[str | int] | Mapping[str | int, float] = (),
@@ -275,9 +206,9 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
 
     **Returns:** an :class:`ImpactSolution`, with `lifted_off` and `unilateral_velocity` for `unilateral`.
 
-    Works under ``jit``/``vmap``/``grad``; ``stick``, ``blocked``'s keys, ``unilateral`` and the options
-    (`blocked_active` aside) are static (a Python float in `blocked` or `restitution` is static too: pass arrays
-    to sweep without recompiling). Derivatives are those of the selected active set: one-sided where the outcome
+    Works under ``jit``/``vmap``/``grad``. Names (points, coordinates) and options are static: each set compiles
+    its own program. The values of ``blocked``, ``restitution`` and ``blocked_active`` are traced, Python numbers
+    included (they become arrays before the program is looked up): a new value runs the same program. Derivatives are those of the selected active set: one-sided where the outcome
     switches between staying and lifting off.
 
     **Example:**
@@ -292,15 +223,15 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
     print(hit.impulses, hit.loss, hit.xi)                        # [14.155 -9.769] N s, 8.121 J lost, 18.6 % of T⁻
     ```
     """
-    keep = _massless(massless)
-    stick, unilateral, rates, coords, restitution = _check_options(model, stick, blocked, unilateral, restitution,
+    keep = massless_keep(massless)
+    stick, unilateral, rates, coords, restitution = check_options(model, stick, blocked, unilateral, restitution,
                                                                    unilateral_tangent)
     points = stick + unilateral
     q = _on_ground(model, as_float("q", q, shape=(model.n,)), points, ground_tol)
     qdot_minus = as_float("qdot_minus", qdot_minus, shape=(model.n,))
     M, J = model.mass_matrix(q), {p: model.contact_jacobian(q, p) for p in points}
     qdot_minus, A_fixed, b_fixed = _fixed_rows(J, M, qdot_minus, stick, rates, coords, restitution)
-    A_fixed, fixed_active = _mask_blocked(A_fixed, stick, rates, blocked_active)
+    A_fixed, fixed_active = mask_blocked(A_fixed, stick, rates, blocked_active)
     tree = model.tree()
     sets = _active_sets(J, M, A_fixed, b_fixed, qdot_minus, unilateral, unilateral_tangent, keep,
                         _unit_masses(tree, q) if keep else None, fixed_active, _light_part(tree, q))

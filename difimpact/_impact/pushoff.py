@@ -12,13 +12,15 @@ from typing import Literal
 import equinox as eqx
 import jax.numpy as jnp
 
+from .._contact.naming import python_edge
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, solve_lu
 from .._models.base import AbstractPlanarModel
 from .._validation import as_float, check, flag, instance, names, positive
 from .constrained import _keep
 from .ground import _unit_masses, impact
-from .kkt import _massless_limit, diagnose, ImpactResults, ImpactSolution
+from .ground_options import traced_values
+from .kkt import ImpactResults, ImpactSolution, _massless_limit, diagnose
 
 
 class PushoffResults(ImpactResults):  # pyright: ignore
@@ -106,7 +108,7 @@ def _pushoff_velocity(M: MassMatrix, g: Velocity, unit_masses: MassMatrix
     return dq[:, 0], unresisted, ~determined
 
 
-@eqx.filter_jit
+@python_edge(traced_values)
 @full_precision
 def pushoff_impact(
     model: AbstractPlanarModel,

@@ -1,0 +1,121 @@
+"""How a contact is named: by its point's name, with the laws at that point passed by keyword.
+
+Every contact map of difimpact names a contact by the name of the model point that touches the ground —
+:func:`~difimpact.impact`'s `stick` and `unilateral`, :func:`~difimpact.frictional_impact`'s `point`,
+:func:`~difimpact.compliant_impact`'s `points` — and takes what happens at it by keyword: one value for every
+point, or a mapping ``{point: value}`` (``restitution={"Q": 0.5}``, ``friction=Coulomb(0.75)``,
+``normal={"heel": HuntCrossley(…), "toe": KelvinVoigt(…)}``). :class:`~difimpact.Contact` is the description these
+resolve to (a point with its laws), which the compliant phase carries; passing it to a map is deprecated.
+
+The maps are compiled with ``eqx.filter_jit`` behind a Python edge (:func:`python_edge`) that runs on every call,
+outside the compiled program: a deprecated form warns every time, and Python numbers that are values (a blocked
+rate, a restitution coefficient) become arrays there, before ``filter_jit`` would make them compile-time constants.
+"""
+
+import functools
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+import equinox as eqx
+
+from .base import AbstractFrictionLaw, AbstractNormalLaw
+from .contact import Contact
+
+
+def python_edge(normalise: Callable[..., tuple[tuple, dict]]):
+    """Decorator: compile the function with ``eqx.filter_jit`` and call ``normalise(*args, **kwargs)``, which
+    returns the ``(args, kwargs)`` to pass, in Python on every call (the compiled program does not see it). The
+    decorated function keeps the name, signature and docstring of the function it wraps."""
+
+    def decorate(fn):
+        jitted = eqx.filter_jit(fn)
+
+        @functools.wraps(fn)
+        def edge(*args, **kwargs):
+            args, kwargs = normalise(*args, **kwargs)
+            return jitted(*args, **kwargs)
+
+        return edge
+
+    return decorate
+
+
+def renamed_keyword(old: str, new: str):
+    """Decorator: the keyword argument `old` of the function is the deprecated name of `new` (it warns, and is
+    removed in the next release)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def renaming(*args, **kwargs):
+            if old in kwargs:
+                if new in kwargs:
+                    raise TypeError(f"`{fn.__name__}`: pass `{new}` only (`{old}` is its deprecated name).")
+                warnings.warn(f"`{fn.__name__}({old}=…)` is deprecated and will be removed in the next release: "
+                              f"use `{new}=…`.", DeprecationWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return fn(*args, **kwargs)
+
+        return renaming
+
+    return decorate
+
+
+def _law_kind(arg: str) -> type:
+    return AbstractNormalLaw if arg == "normal" else AbstractFrictionLaw
+
+
+def laws_by_point(arg: str, laws, points: tuple[str, ...], *, required: bool) -> dict:
+    """`laws` (the keyword `arg`, ``"normal"`` or ``"friction"``): one law for every point of `points`, or a
+    mapping ``{point: law}``, as ``{point: law or None}``; with `required` every point needs a law."""
+    kind = _law_kind(arg)
+    if laws is None or isinstance(laws, kind):
+        per_point = {p: laws for p in points}
+    elif isinstance(laws, Mapping):
+        unknown = [p for p in laws if p not in points]
+        if unknown:
+            raise ValueError(f"`{arg}` names {unknown}, which are not contact points here ({list(points)}).")
+        per_point = {p: laws.get(p) for p in points}
+    else:
+        raise TypeError(f"`{arg}` must be a law ({kind.__name__}) or a mapping {{point: law}}, got {laws!r}.")
+    for p, law in per_point.items():
+        if law is not None and not isinstance(law, kind):
+            raise TypeError(f"`{arg}[{p!r}]` must be a {kind.__name__} (e.g. "
+                            f"{'HuntCrossley(1e6)' if arg == 'normal' else 'Coulomb(0.5)'}), got {law!r}.")
+    missing = [p for p, law in per_point.items() if law is None]
+    if required and missing:
+        raise ValueError(f"`{arg}`: no normal law for {missing}; every compliant contact needs one (e.g. "
+                         "`normal=HuntCrossley(1e6)`).")
+    return per_point
+
+
+def contacts_of(points: tuple[str, ...], normal, friction) -> tuple[Contact, ...]:
+    """The :class:`Contact` of each point of `points`, with its laws from the keywords `normal` and `friction`
+    (:func:`laws_by_point`; a normal law for every point)."""
+    normal = laws_by_point("normal", normal, points, required=True)
+    friction = laws_by_point("friction", friction, points, required=False)
+    return tuple(Contact(p, normal[p], friction[p]) for p in points)
+
+
+def names_and_laws(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], dict, dict]:
+    """The point names of `contacts` and their normal and friction laws by point: the arguments of the maps
+    that describe the same contacts (a point named twice keeps its first laws; the map reports the repeat)."""
+    points = tuple(c.point for c in contacts)
+    normal = {c.point: c.normal_law for c in reversed(contacts)}
+    friction = {c.point: c.friction_law for c in reversed(contacts)}
+    return points, normal, friction
+
+
+def is_contacts(x) -> bool:
+    """Whether `x` is the deprecated form of a contact argument: a :class:`Contact`, or a non-empty sequence of
+    them."""
+    if isinstance(x, Contact):
+        return True
+    return isinstance(x, (tuple, list)) and bool(x) and all(isinstance(c, Contact) for c in x)
+
+
+def warn_contact_form(function: str, new: str) -> None:
+    """Warn that `function` was given :class:`Contact` descriptions, with the form to use instead (at the caller
+    of the public function: three frames up, through the edge and its normaliser)."""
+    warnings.warn(f"passing `Contact` descriptions to `{function}` is deprecated and will be removed in the next "
+                  f"release: name the contact by its point and give its laws by keyword, `{new}`.",
+                  DeprecationWarning, stacklevel=4)
