@@ -17,8 +17,11 @@ $$
 \frac{dt^*}{d\theta} = -\frac{\partial g_e / \partial\theta}{d g_e / dt}\Big|_{t^*}.
 $$
 
-Each phase shifts its components to start at ``+10⁻⁹`` or more (a component at or below zero at the start
-would hide every other event: the minimum would never change sign), so the minimum decreases through its
+Each phase shifts its components to start at ``EVENT_SHIFT = 10⁻⁹`` or more (a component at or below zero at
+the start would hide every other event: the minimum would never change sign): the shift is
+``max(−g_e(t₀), 0) + EVENT_SHIFT``, so a component that starts positive ends its phase at
+``g_e = −EVENT_SHIFT``. A system whose event must fall at a component's zero returns the component less
+``EVENT_SHIFT`` (the walkers' heel strikes do). The minimum decreases through its
 root and the root find is a bisection told so (no sign detection, which fails under ``vmap`` for members
 without an event), robust on the kinks of the minimum. It stops on the width of the bracket alone,
 ``512 ε`` in the time unit (:class:`BracketBisection`): the event function's own rounding may exceed any
@@ -39,7 +42,9 @@ from .._custom_types import Array, Bool, Float, Int, Scalar
 from .._results import RESULTS
 
 _IDLE = 1e-9  # interval solved by a finished batch member under vmap, in the system's time unit
-_ARM = 1e-9  # every event component starts a phase at least this positive
+EVENT_SHIFT: float = 1e-9
+"""The least shift of every event component at the start of a phase (module docstring): a component that starts
+positive is found at ``−EVENT_SHIFT``; return it less ``EVENT_SHIFT`` for an event at its zero."""
 
 
 class HybridResults(RESULTS):  # pyright: ignore
@@ -66,7 +71,8 @@ class AbstractHybridSystem(eqx.Module):
     @abc.abstractmethod
     def event_components(self, t: Scalar, y: Any, mode: Any) -> Float[Array, "..."]:
         """The event components, an array of any shape: each positive while the phase goes on; the phase
-        ends at the first that reaches zero. Use a large positive value for an inactive component."""
+        ends at the first that reaches ``−EVENT_SHIFT`` (shifted as the module docstring says: subtract
+        ``EVENT_SHIFT`` for an event at zero). Use a large positive value for an inactive component."""
 
     @abc.abstractmethod
     def transition(self, t: Scalar, y: Any, mode: Any, event: Int[Array, ""]) -> tuple[Any, Any, Bool[Array, ""]]:
@@ -211,7 +217,7 @@ def solve_hybrid(
         t = jnp.where(carry.done, t0, carry.t)
         y = _select(carry.done, y0, carry.y)
         mode = _select(carry.done, mode0, carry.mode)
-        shift = jax.lax.stop_gradient(jnp.maximum(-system.event_components(t, y, mode), 0.0) + _ARM)
+        shift = jax.lax.stop_gradient(jnp.maximum(-system.event_components(t, y, mode), 0.0) + EVENT_SHIFT)
         sol = diffrax.diffeqsolve(
             term, solver, t, jnp.where(carry.done, t0 + _IDLE, t_max), None, y, args=(system, mode, shift),
             saveat=saveat, stepsize_controller=stepsize_controller, event=event, max_steps=max_steps,

@@ -6,8 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
-from .._hybrid import AbstractHybridSystem
-from .._hybrid.engine import _ARM
+from .._hybrid import EVENT_SHIFT, AbstractHybridSystem
 from .._linalg import full_precision
 from . import collocation
 from .optimal import OptimalGait
@@ -134,8 +133,9 @@ class TrackingSystem(AbstractHybridSystem):
         knots = self.knots
         gap = knots[jnp.minimum(mode.knot, knots.shape[0] - 1)] - self.clock_value(t, theta)
         knot = _INACTIVE if self.clock == "time" else jnp.where(mode.knot < knots.shape[0], gap, _INACTIVE)
-        # The engine arms every component at +_ARM: offset by it, the heel strike is found at zero height.
-        return jnp.stack([jnp.where(mode.armed, foot[1], disarmed), jnp.broadcast_to(knot, foot[1].shape)]) - _ARM
+        # The engine shifts every component by EVENT_SHIFT at least: less it, the heel strike is found at zero height.
+        return (jnp.stack([jnp.where(mode.armed, foot[1], disarmed), jnp.broadcast_to(knot, foot[1].shape)])
+                - EVENT_SHIFT)
 
     def transition(self, t, y, mode, event):
         strike = event == _STRIKE
