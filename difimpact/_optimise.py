@@ -42,21 +42,20 @@ import jax.numpy as jnp
 import optax
 
 from ._custom_types import Array, Float, Scalar
-from ._results import RESULTS
+from ._results import RESULTS, deprecated_items
 from ._validation import as_float, check, count, flag, positive, real
 
 
 class OptimiseResults(RESULTS):  # pyright: ignore
-    """Outcomes of :func:`minimise`; on a failure `params` and `multipliers` are the last finite iterate."""
+    """Outcomes of :func:`minimise`; on a failure `params` and `multipliers` are the last finite iterate.
+    ``nonfinite``: the objective, the constraints or their gradient is NaN or inf at an iterate."""
 
-    non_finite_objective = ("The objective `fn` returned NaN or inf at an iterate of `minimise` (`params` holds "
-                            "the last iterate before it).")
-    non_finite_constraints = ("The `constraints` returned NaN or inf at an iterate of `minimise` (`params` holds "
-                              "the last iterate before it).")
-    non_finite_gradient = ("The gradient of the objective or of the constraints is NaN or inf at an iterate of "
-                           "`minimise` (`params` holds the last iterate before it).")
-    non_finite_step = ("The `optimiser` step gave NaN or inf parameters in `minimise` (learning rate too "
-                       "large?); `params` holds the last finite iterate.")
+    diverged = ("The `optimiser` step gave NaN or inf parameters in `minimise` (learning rate too large?); "
+                "`params` holds the last finite iterate.")
+
+
+deprecated_items(OptimiseResults, non_finite_objective="nonfinite", non_finite_constraints="nonfinite",
+                 non_finite_gradient="nonfinite", non_finite_step="diverged")
 
 
 class OptimiseResult(eqx.Module):
@@ -84,11 +83,11 @@ def _finite(tree) -> jax.Array:
 
 
 def _failure(f, g, grads=0.0, new_p=0.0) -> OptimiseResults:
-    """The first of ``f``, ``g``, the gradient at an iterate, or the next iterate, that is not finite."""
-    return OptimiseResults.where(~jnp.isfinite(f), OptimiseResults.non_finite_objective, OptimiseResults.where(
-        ~_finite(g), OptimiseResults.non_finite_constraints, OptimiseResults.where(
-            ~_finite(grads), OptimiseResults.non_finite_gradient, OptimiseResults.where(
-                ~_finite(new_p), OptimiseResults.non_finite_step, OptimiseResults.successful))))
+    """``nonfinite`` where ``f``, ``g`` or the gradient at an iterate is not finite, else ``diverged`` where the
+    next iterate is not."""
+    evaluated = jnp.isfinite(f) & _finite(g) & _finite(grads)
+    return OptimiseResults.where(~evaluated, OptimiseResults.nonfinite, OptimiseResults.where(
+        ~_finite(new_p), OptimiseResults.diverged, OptimiseResults.successful))
 
 
 def _keep_if(okay, old, new):
@@ -201,7 +200,7 @@ def _iteration(fn, g_fn, optimiser, project, rho, steps: int, total: int) -> Cal
         last = i == total
         result = OptimiseResults.where(c.result == ok, OptimiseResults.where(
             last, _failure(f, g), _failure(f, g, grads, new_p)), c.result)
-        take = (result == ok) | (result == OptimiseResults.non_finite_step) | (i == 0)
+        take = (result == ok) | (result == OptimiseResults.diverged) | (i == 0)
         good, f_good, g_good = _keep_if(take, (c.good, c.value, c.constraints), (c.params, f, g))
         moving = (result == ok) & ~last
         return _Iterate(_keep_if(moving, c.params, new_p), _keep_if(moving, state, new_state), lam, good, f_good,

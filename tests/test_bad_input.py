@@ -507,6 +507,6 @@ def test_minimise_stops_at_the_last_finite_iterate():
     """SGD with step 2 on ``Σ log p`` from ``p = 1`` jumps to ``p = −1`` where ``log`` is NaN: with ``throw=False``
     the result says so and keeps ``p = 1`` (value ``log 1 = 0``), never NaN parameters."""
     res = _minimise(fn=lambda p: jnp.sum(jnp.log(p)), optimiser=optax.sgd(2.0), throw=False)
-    assert res.result == di.OptimiseResults.non_finite_objective
+    assert res.result == di.OptimiseResults.nonfinite
     np.testing.assert_array_equal(res.params, [1.0, 1.0])
     assert res.value == 0.0 and np.isnan(res.history_value[1])

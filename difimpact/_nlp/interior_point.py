@@ -228,7 +228,7 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     step = s.step + 1
     failed = NLPResults.where(~ok, _failure(lin.h, options), NLPResults.iteration_limit)
     result = NLPResults.where(converged, NLPResults.successful,
-                              NLPResults.where(~finite, NLPResults.nonfinite_values,
+                              NLPResults.where(~finite, NLPResults.nonfinite,
                                                NLPResults.where(~regular, _singular(lin.h, options), failed)))
     done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
     keep = converged | ~finite | ~regular

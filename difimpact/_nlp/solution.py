@@ -4,11 +4,13 @@ import equinox as eqx
 import numpy as np
 
 from .._custom_types import Array, Float, Int, Scalar
-from .._results import RESULTS
+from .._results import RESULTS, deprecated_items
 
 
 class NLPResults(RESULTS):  # pyright: ignore
-    """Outcomes of :func:`~difimpact.solve_nlp` (and of the optimal gaits built on it)."""
+    """Outcomes of :func:`~difimpact.solve_nlp` (and of the optimal gaits built on it); ``nonfinite``: the
+    objective, constraints or their derivatives became non-finite at an iterate (a state or parameter out of the
+    model's range, e.g. a singular mass matrix)."""
 
     successful = ""
     iteration_limit = (
@@ -28,10 +30,9 @@ class NLPResults(RESULTS):  # pyright: ignore
         "The Newton (KKT) matrix stayed singular after regularisation: the constraints are linearly dependent "
         "or the problem is degenerate at this point."
     )
-    nonfinite_values = (
-        "The objective, constraints or their derivatives became non-finite (inf or NaN) at an iterate: "
-        "a state or parameter out of the model's range (e.g. a singular mass matrix)."
-    )
+
+
+deprecated_items(NLPResults, nonfinite_values="nonfinite")
 
 
 class NLPOptions(eqx.Module):
