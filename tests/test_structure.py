@@ -1,7 +1,7 @@
 """The shape of the package, read from its source with ``ast`` (nothing is imported): the import graph of
 ``difimpact/`` (module-level and function-level imports) has no cycle, the models import neither the impact maps
-nor the gaits, no module imports a private (``_``-prefixed) name from another subpackage, and no function is
-longer than 80 lines nor any module longer than 350."""
+nor the gaits, no module imports a private (``_``-prefixed) name from another subpackage, no function is
+longer than 80 lines nor any module longer than 350, and the layers drawn in ``docs/design.md`` are this graph."""
 
 import ast
 import pathlib
@@ -10,6 +10,9 @@ import warnings
 import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "difimpact"
+DESIGN = PACKAGE.parent / "docs" / "design.md"
+# Imported from every layer, so not drawn in the layers of docs/design.md.
+KERNELS = ("_check", "_custom_types", "_linalg", "_results", "_validation")
 MAX_FUNCTION, MAX_MODULE = 80, 350
 # Over the limits, each to be split (and removed from here); a new offender fails.
 KNOWN_LONG: set[str] = set()
@@ -154,3 +157,40 @@ def test_sizes(trees):
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and node.end_lineno - node.lineno + 1 > MAX_FUNCTION}
     assert long <= KNOWN_LONG, f"over {MAX_FUNCTION} lines a function or {MAX_MODULE} a module: {long - KNOWN_LONG}"
+
+
+def _unit(module: str) -> str:
+    """The unit of the layer drawing: a subpackage or top-level module (``_gait``), ``difimpact`` for the root."""
+    return module.split(".")[1] if "." in module else module
+
+
+def layers(graph: dict[str, set[str]]) -> str:
+    """The layers of ``docs/design.md`` from the module graph: each unit with the units it imports (kernels
+    left out), from the top, a unit's layer one above the highest it imports (kernels are layer 0)."""
+    arrows: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        arrows.setdefault(_unit(a), set())
+        arrows[_unit(a)] |= {_unit(b) for b in targets} - {_unit(a)}
+    depth: dict[str, int] = {}
+
+    def layer(u):
+        if u not in depth:
+            depth[u] = 0 if u in KERNELS else 1 + max((layer(v) for v in arrows[u]), default=0)
+        return depth[u]
+
+    lines = []
+    for u in sorted(arrows, key=lambda u: (-layer(u), u)):
+        if u not in KERNELS:
+            targets = " ".join(sorted(arrows[u] - set(KERNELS))) or "(kernels only)"
+            lines.append(f"{layer(u):>2}  {u:<15}→ {targets}")
+    return "\n".join(lines + [f" 0  {'  '.join(KERNELS)}"])
+
+
+def test_design_notes_draw_the_import_graph(graph):
+    """``docs/design.md`` draws the layers from the import graph (the block after its marker line)."""
+    text = DESIGN.read_text(encoding="utf-8")
+    marker = "<!-- layers: the output of tests/test_structure.py:layers -->"
+    assert marker in text
+    drawn = text.split(marker, 1)[1].split("```text\n", 1)[1].split("```", 1)[0].rstrip("\n")
+    assert drawn == layers(graph), f"redraw the layers of docs/design.md as:\n{layers(graph)}"
+
