@@ -26,8 +26,8 @@ REST_TOL = 1e-9
 
 
 def tip(mu):
-    """The crutch tip as a rigid contact with Coulomb friction ``mu``."""
-    return di.Contact("Q", friction_law=di.Coulomb(mu))
+    """The crutch tip's law: Coulomb friction ``mu`` (the contact is named by its point, ``"Q"``)."""
+    return di.Coulomb(mu)
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def grid(walker):
     mu, q3, q5dot = (jnp.asarray(a, float).ravel() for a in np.meshgrid(
         MUS, np.radians(Q3_DEG), Q5DOTS, indexing="ij"))
     q, qdot = jax.vmap(walker.pre_impact_state)(q3, q5dot)
-    res = jax.vmap(lambda q_, qd_, mu_: di.frictional_impact(walker, q_, qd_, tip(mu_)))(q, qdot, mu)
+    res = jax.vmap(lambda q_, qd_, mu_: di.frictional_impact(walker, q_, qd_, "Q", friction=tip(mu_)))(q, qdot, mu)
     shape = (len(MUS), len(Q3_DEG), len(Q5DOTS))
     return dict(q=q, qdot=qdot, mu=mu, res=res, shape=shape)
 
@@ -71,7 +71,7 @@ def test_sticking_end_matches_pinocchio_impulse_dynamics(walker, pin_walker, mu)
     Pinocchio with both contact directions blocked (seed 000, eq. 10)."""
     model, data = pin_walker
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
-    res = di.frictional_impact(walker, q, qdot, tip(jnp.asarray(mu)))
+    res = di.frictional_impact(walker, q, qdot, "Q", friction=tip(jnp.asarray(mu)))
     frame = model.getFrameId("Q")
     J = pin.computeFrameJacobian(model, data, np.asarray(q), frame, pin.LOCAL_WORLD_ALIGNED)
     np.testing.assert_allclose(pin.updateFramePlacement(model, data, frame).translation[2], 0.0, atol=1e-10)
@@ -140,7 +140,7 @@ def test_grid_impulses_and_works_follow_sections_5_2_5_3(grid, walker):
 
 def test_vmap_equals_loop(grid, walker):
     for k in (0, 37, 83):
-        one = di.frictional_impact(walker, grid["q"][k], grid["qdot"][k], tip(grid["mu"][k]))
+        one = di.frictional_impact(walker, grid["q"][k], grid["qdot"][k], "Q", friction=tip(grid["mu"][k]))
         batched = jax.tree_util.tree_map(lambda x: x[k], grid["res"])
         for a, b in zip(jax.tree_util.tree_leaves(one), jax.tree_util.tree_leaves(batched)):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
@@ -338,9 +338,9 @@ def test_approach_not_stopped_is_reported():
     assert float(res.normal_impulse) == 0.0 and np.all(np.isfinite(res.qdot_plus))
     with pytest.raises(eqx.EquinoxRuntimeError, match="cannot stop the normal approach"):
         unchecked(jnp.asarray(args[0]), *args[1:], 1e-9, True)
-    with pytest.raises(ValueError, match="`mass_matrix` must be positive definite"):
+    with pytest.raises(ValueError, match="`M` must be positive definite"):
         di.frictional_impact_map(*args)
-    with pytest.raises(eqx.EquinoxRuntimeError, match="`mass_matrix` must be positive definite"):
+    with pytest.raises(eqx.EquinoxRuntimeError, match="`M` must be positive definite"):
         _map(*args)
 
 
@@ -351,7 +351,7 @@ def test_gradients_match_finite_differences(walker):
 
     def outputs(x, q5dot):
         q, qdot = walker.pre_impact_state(x[0], q5dot)
-        res = di.frictional_impact(walker, q, qdot, tip(x[1]))
+        res = di.frictional_impact(walker, q, qdot, "Q", friction=tip(x[1]))
         return jnp.stack([res.energy_change, res.normal_impulse]), res.regime
 
     f = jax.jit(outputs)
@@ -373,23 +373,23 @@ def test_bad_input(walker):
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
     runtime = eqx.EquinoxRuntimeError
     with pytest.raises(runtime, match="not on the ground"):
-        di.frictional_impact(walker, q.at[1].set(0.1), qdot, tip(0.75))
+        di.frictional_impact(walker, q.at[1].set(0.1), qdot, "Q", friction=tip(0.75))
     with pytest.raises(runtime, match="must approach the ground"):
-        di.frictional_impact(walker, q, -qdot, tip(0.75))
+        di.frictional_impact(walker, q, -qdot, "Q", friction=tip(0.75))
     with pytest.raises(runtime, match="`qdot_minus` contains NaN"):
-        di.frictional_impact(walker, q, qdot.at[2].set(jnp.nan), tip(0.75))
+        di.frictional_impact(walker, q, qdot.at[2].set(jnp.nan), "Q", friction=tip(0.75))
     with pytest.raises(ValueError, match="`mu` must be non-negative"):
-        di.frictional_impact(walker, q, qdot, tip(jnp.asarray(-0.1)))
+        di.frictional_impact(walker, q, qdot, "Q", friction=tip(jnp.asarray(-0.1)))
     with pytest.raises(ValueError, match="`mu` must be non-negative"):
         di.frictional_impact_map(walker.mass_matrix(q), *walker.contact_jacobian(q, "Q"), qdot, -0.1)
     with pytest.raises(ValueError, match="`qdot_minus` must have shape"):
-        di.frictional_impact(walker, q, qdot[:5], tip(0.75))
+        di.frictional_impact(walker, q, qdot[:5], "Q", friction=tip(0.75))
     with pytest.raises(ValueError, match="unknown point"):
-        di.frictional_impact(walker, q, qdot, di.Contact("Z", friction_law=di.Coulomb(0.75)))
+        di.frictional_impact(walker, q, qdot, "Z", friction=di.Coulomb(0.75))
     with pytest.raises(ValueError, match="`num` must be at least 2"):
-        di.impulse_space_path(di.frictional_impact(walker, q, qdot, tip(0.75)), num=1)
+        di.impulse_space_path(di.frictional_impact(walker, q, qdot, "Q", friction=tip(0.75)), num=1)
     M = walker.mass_matrix(q)
-    with pytest.raises(ValueError, match="`mass_matrix` must be a square matrix"):
+    with pytest.raises(ValueError, match="`M` must be a square matrix"):
         di.frictional_impact_map(M[:5], jnp.ones(6), jnp.ones(6), qdot, 0.5)
     with pytest.raises(ValueError, match="tangential row must be nonzero"):
         di.frictional_impact_map(M, jnp.ones(6), jnp.zeros(6), qdot, 0.5)
@@ -397,4 +397,4 @@ def test_bad_input(walker):
         di.frictional_impact_map(M, *walker.contact_jacobian(q, "Q"), -qdot, 0.5)
     batch = jnp.stack([qdot, -qdot])
     with pytest.raises(runtime, match="must approach the ground"):
-        jax.vmap(lambda qd: di.frictional_impact(walker, q, qd, tip(jnp.asarray(0.5))))(batch)
+        jax.vmap(lambda qd: di.frictional_impact(walker, q, qd, "Q", friction=tip(jnp.asarray(0.5))))(batch)

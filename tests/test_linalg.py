@@ -100,14 +100,14 @@ def test_singular_matrix_raises_naming_the_argument():
 
 def test_frictional_map_reports_singular_mass_matrix():
     """With a massless, inertialess forearm (row and column of q6 zero) the crutch walker's M is singular:
-    the frictional map names `mass_matrix` instead of returning infinite impulses, eagerly and under jit."""
+    the frictional map names `M` instead of returning infinite impulses, eagerly and under jit."""
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(0.2, -0.2)
     A = walker.contact_jacobian(q, "Q")
     M = walker.mass_matrix(q).at[5, :].set(0.0).at[:, 5].set(0.0)
-    with pytest.raises(ValueError, match="`mass_matrix` must be positive definite"):
+    with pytest.raises(ValueError, match="`M` must be positive definite"):
         di.frictional_impact_map(M, A[0], A[1], qdot, 0.75)
-    with pytest.raises(eqx.EquinoxRuntimeError, match="`mass_matrix` must be positive definite"):
+    with pytest.raises(eqx.EquinoxRuntimeError, match="`M` must be positive definite"):
         eqx.filter_jit(di.frictional_impact_map)(M, A[0], A[1], qdot, 0.75)
 
 
