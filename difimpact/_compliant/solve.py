@@ -17,6 +17,7 @@ from .._contact import (
 from .._contact.naming import (
     contacts_of,
     is_contacts,
+    laws_by_name,
     names_and_laws,
     python_edge,
     warn_contact_form,
@@ -90,15 +91,18 @@ class CompliantSolution(eqx.Module):
 
 
 def _arguments(*args, **kwargs) -> tuple[tuple, dict]:
-    """The Python edge of :func:`compliant_impact`: deprecated :class:`~difimpact.Contact` descriptions (the
-    fourth argument, or ``contacts=``) as their point names and laws by point, with a ``DeprecationWarning``."""
+    """The Python edge of :func:`compliant_impact`: the laws as mappings ``{point: law}`` (:func:`laws_by_name`: a
+    law for every point and a mapping share one compiled program), and deprecated :class:`~difimpact.Contact`
+    descriptions (the fourth argument, or ``contacts=``) as their point names and laws by point, with a
+    ``DeprecationWarning``."""
     args = list(args)
     if len(args) > 3 and is_contacts(args[3]):
         contacts = args[3]
     elif is_contacts(kwargs.get("contacts")):
         contacts = kwargs.pop("contacts")
     else:
-        return tuple(args), kwargs
+        points = args[3] if len(args) > 3 else kwargs.get("points")
+        return tuple(args), {**kwargs, **laws_by_name(points, kwargs.get("normal"), kwargs.get("friction"))}
     if "normal" in kwargs or "friction" in kwargs:
         raise TypeError("`compliant_impact`: pass the points' names with `normal` and `friction`, not `Contact`s "
                         "as well.")

@@ -88,6 +88,18 @@ def laws_by_point(arg: str, laws, points: tuple[str, ...], *, required: bool) ->
     return per_point
 
 
+def laws_by_name(points, normal, friction) -> dict:
+    """``{"normal": {point: law}, "friction": {point: law or None}}`` for the names `points` (one name is one
+    point) and the keywords `normal` (required for every point) and `friction`, checked; empty where `points` is
+    no name or sequence of names (the map reports it). One law for every point and the same laws by point are
+    one pytree structure, so they share a compiled program."""
+    if not (isinstance(points, str) or isinstance(points, Sequence) and all(isinstance(p, str) for p in points)):
+        return {}
+    points = (points,) if isinstance(points, str) else tuple(points)
+    return {"normal": laws_by_point("normal", normal, points, required=True),
+            "friction": laws_by_point("friction", friction, points, required=False)}
+
+
 def contacts_of(points: tuple[str, ...], normal, friction) -> tuple[Contact, ...]:
     """The :class:`Contact` of each point of `points`, with its laws from the keywords `normal` and `friction`
     (:func:`laws_by_point`; a normal law for every point)."""
