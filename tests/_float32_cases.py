@@ -26,21 +26,21 @@ def cases(compliant: bool, rtol: float) -> dict:
     with jax.enable_x64(True):
         q64, qdot64 = walker.pre_impact_state(math.radians(12.0), -0.2)
     q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
-    fric = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
+    fric = di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(0.75))
     biped = di.BipedWithTorso()
     qb, qdotb = biped.pre_impact_state(math.radians(30.0))
     stick = di.impact(biped, qb, qdotb, stick=("P_L",))
     # The same impact under jit + vmap (batched gathers and products), two members, one from the state solved
     # in float64 (above) and cast.
     q64, qdot64 = (jnp.asarray(np.asarray(x), q.dtype) for x in (q64, qdot64))
-    batched = jax.jit(jax.vmap(lambda a, b, mu: di.frictional_impact(walker, a, b, di.Contact(
-        "Q", friction_law=di.Coulomb(mu)))))(jnp.stack([q64, q]), jnp.stack([qdot64, qdot]),
-                                             jnp.array([0.5, 0.75]))
+    batched = jax.jit(jax.vmap(lambda a, b, mu: di.frictional_impact(walker, a, b, "Q", friction=di.Coulomb(mu))))(
+        jnp.stack([q64, q]), jnp.stack([qdot64, qdot]), jnp.array([0.5, 0.75]))
     out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
            "mu_c": fric.mu_c, "xi_I": stick.xi_I, "batched_P_n": batched.normal_impulse[1]}
     if compliant:
-        sol = di.compliant_impact(walker, q, qdot, (seed000_tip_contact(),), rtol=rtol, atol=rtol * 1e-2,
-                                  throw=False)
+        tip = seed000_tip_contact()
+        sol = di.compliant_impact(walker, q, qdot, "Q", normal=tip.normal_law, friction=tip.friction_law, rtol=rtol,
+                                  atol=rtol * 1e-2, throw=False)
         out |= {"compliant_P_n": sol.normal_impulse[0], "compliant_P_t": sol.tangential_impulse[0], "compliant_ok":
                 bool(sol.result == di.CompliantResults.successful), "compliant_steps": sol.n_steps}
     return {k: (float(v) if not isinstance(v, (str, bool)) else v) for k, v in out.items()}

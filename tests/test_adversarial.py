@@ -134,9 +134,11 @@ walker = di.SimplestWalker(0.009)
 gait = di.periodic_gait(walker, jnp.array([-0.2, 0.2, 0.016]))
 crutch = di.CrutchWalker()
 q, qdot = crutch.pre_impact_state(math.radians(12.0), -0.2)
-hit = di.compliant_impact(crutch, q, qdot, (seed000_tip_contact(),))
+tip = seed000_tip_contact()
+laws = dict(normal=tip.normal_law, friction=tip.friction_law)
+hit = di.compliant_impact(crutch, q, qdot, "Q", **laws)
 try:
-    di.compliant_impact(crutch, q, qdot, (seed000_tip_contact(),), rtol=1e-8)
+    di.compliant_impact(crutch, q, qdot, "Q", **laws, rtol=1e-8)
     refused = ""
 except ValueError as err:
     refused = str(err)
@@ -215,7 +217,7 @@ def test_compliant_refuses_a_tolerance_the_dtype_cannot_reach(rtol):
     crutch = di.CrutchWalker()
     q, qdot = crutch.pre_impact_state(math.radians(12.0), -0.2)
     with pytest.raises(ValueError, match="`rtol` = .* is below what float64 resolves"):
-        di.compliant_impact(crutch, q, qdot, (_tip(),), rtol=rtol)
+        di.compliant_impact(crutch, q, qdot, "Q", **_tip(), rtol=rtol)
 
 
 @given(max_steps=st.integers((1 << 23) + 1, 10**12), max_phases=st.integers(2, 64))
@@ -223,13 +225,15 @@ def test_compliant_refuses_step_limits_no_memory_holds(max_steps, max_phases):
     crutch = di.CrutchWalker()
     q, qdot = crutch.pre_impact_state(math.radians(12.0), -0.2)
     with pytest.raises(ValueError, match="`max_steps` × `max_phases`"):
-        di.compliant_impact(crutch, q, qdot, (_tip(),), max_steps=max_steps, max_phases=max_phases)
+        di.compliant_impact(crutch, q, qdot, "Q", **_tip(), max_steps=max_steps, max_phases=max_phases)
 
 
 def _tip():
+    """The laws of seed 000's crutch tip ``Q``, by keyword."""
     from difimpact._experiments.fixtures import seed000_tip_contact
 
-    return seed000_tip_contact()
+    tip = seed000_tip_contact()
+    return {"normal": tip.normal_law, "friction": tip.friction_law}
 
 
 # -- drivers ----------------------------------------------------------------------------------------------------
@@ -257,7 +261,7 @@ def test_impulse_space_path_of_batched_results():
 
     def hit(q3, mu):
         q, qdot = crutch.pre_impact_state(q3, -0.2)
-        return di.frictional_impact(crutch, q, qdot, di.Contact("Q", friction_law=di.Coulomb(mu)))
+        return di.frictional_impact(crutch, q, qdot, "Q", friction=di.Coulomb(mu))
 
     q3, mu = jnp.meshgrid(jnp.radians(jnp.array([6.0, 12.0])), jnp.array([0.5, 0.75]), indexing="ij")
     batched = jax.vmap(jax.vmap(hit))(q3, mu)

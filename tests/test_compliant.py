@@ -49,8 +49,8 @@ def setup(p):
 @eqx.filter_jit
 def solve(p, rtol, t_max):
     model, q, qdot, contact = setup(p)
-    return di.compliant_impact(model, q, qdot, (contact,), rtol=rtol, atol=rtol * 1e-2, t_max=t_max,
-                               history=True, throw=False)
+    return di.compliant_impact(model, q, qdot, "Q", normal=contact.normal_law, friction=contact.friction_law,
+                               rtol=rtol, atol=rtol * 1e-2, t_max=t_max, history=True, throw=False)
 
 
 def to_numpy(out):
@@ -205,8 +205,8 @@ def test_elastic_contact_returns_the_energy():
     # Hunt–Crossley with χ = 0, frictionless, to separation: restitution 1, energy conserved.
     model = di.CrutchWalker()
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
-    contact = di.Contact("Q", di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 0.0))
-    out = di.compliant_impact(model, q, qdot, (contact,), end="separation", rtol=1e-10, atol=1e-12)
+    law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 0.0)
+    out = di.compliant_impact(model, q, qdot, "Q", normal=law, end="separation", rtol=1e-10, atol=1e-12)
     E0, E1 = model.energy(q, qdot), model.energy(out.q_plus, out.qdot_plus)
     assert abs(out.normal_work[0]) < 1e-8 * model.kinetic_energy(q, qdot)
     assert np.isclose(E1, E0, rtol=1e-9)
@@ -473,21 +473,21 @@ def test_structural_errors():
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
     law = di.HuntCrossley(4e7, 1e7)
     with pytest.raises(ValueError, match="point"):
-        di.compliant_impact(model, q, qdot, (di.Contact("Z", law),))
+        di.compliant_impact(model, q, qdot, "Z", normal=law)
     with pytest.raises(ValueError, match="`end`"):
-        di.compliant_impact(model, q, qdot, (di.Contact("Q", law),), end="impact")
-    with pytest.raises(ValueError, match="`contacts`"):
-        di.compliant_impact(model, q, qdot, ())
+        di.compliant_impact(model, q, qdot, "Q", normal=law, end="impact")
+    with pytest.raises(ValueError, match="`points`"):
+        di.compliant_impact(model, q, qdot, (), normal=law)
     with pytest.raises(ValueError, match="`q`"):
-        di.compliant_impact(model, q[:5], qdot, (di.Contact("Q", law),))
+        di.compliant_impact(model, q[:5], qdot, "Q", normal=law)
 
 
 @pytest.mark.slow
 def test_regularised_friction_bias_against_exact_coulomb(nominal):
     # tanh friction with v_ε = 1 mm/s (Kvaerno5): no true stick, a small bias (measured −0.08 %, −0.09 %).
     model, q, qdot, contact = setup(jnp.asarray(NOMINAL))
-    smooth = di.Contact("Q", contact.normal_law, di.RegularisedCoulomb(0.75, 1e-3))
-    out = di.compliant_impact(model, q, qdot, (smooth,))
+    out = di.compliant_impact(model, q, qdot, "Q", normal=contact.normal_law,
+                              friction=di.RegularisedCoulomb(0.75, 1e-3))
     bias = np.array([out.normal_impulse[0] / nominal.normal_impulse[0] - 1,
                      out.tangential_impulse[0] / nominal.tangential_impulse[0] - 1])
     assert np.all(np.abs(bias) < 2e-3) and np.all(np.abs(bias) > 1e-5), bias
@@ -503,7 +503,7 @@ def solve_spring(kt_factor, rtol):
     model, q, qdot, contact = setup(jnp.asarray(NOMINAL))
     law = di.TangentialSpring.from_materials(0.05, 0.1e9, 0.5, 30e9, 0.2, 0.75)
     law = di.TangentialSpring(law.stiffness * kt_factor, law.mu)
-    return di.compliant_impact(model, q, qdot, (di.Contact("Q", contact.normal_law, law),), rtol=rtol,
+    return di.compliant_impact(model, q, qdot, "Q", normal=contact.normal_law, friction=law, rtol=rtol,
                                atol=rtol * 1e-2, history=True, throw=False)
 
 

@@ -109,7 +109,8 @@ def test_sticking_margin_crutch(rng):
     def parts(x):
         q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
         contact = di.Contact("Q", friction_law=di.Coulomb(x[3]))
-        return di.sticking_margin(model, q, qdot, contact), di.frictional_impact(model, q, qdot, contact).regime
+        hit = di.frictional_impact(model, q, qdot, "Q", friction=contact.friction_law)
+        return di.sticking_margin(model, q, qdot, contact), hit.regime
 
     _check(lambda x: parts(x)[0], _uniform(rng, [math.radians(3), 0.0, -0.2, 0.4],
                                            [math.radians(21), math.radians(20), 0.4, 1.2]), 1e-6)
@@ -119,7 +120,7 @@ def test_sticking_margin_crutch(rng):
     np.testing.assert_array_equal(stuck, np.asarray(margin) >= 0)
     assert 0 < stuck.mean() < 1
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
-    hit = di.frictional_impact(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.68)))
+    hit = di.frictional_impact(model, q, qdot, "Q", friction=di.Coulomb(0.68))
     np.testing.assert_allclose([hit.mu_c, hit.mu_stick], [0.67547, 0.69012], atol=1e-5)
     assert hit.regime_name == "slide" and di.sliding_margin(model, q, qdot, di.Contact(
         "Q", friction_law=di.Coulomb(0.68))) > 0
@@ -132,7 +133,7 @@ def test_crutch_peak_force_constraint_ends_stuck():
 
     def hit(x):
         q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])
-        return di.frictional_impact(model, q, qdot, contact)
+        return di.frictional_impact(model, q, qdot, "Q", friction=contact.friction_law)
 
     axes = np.meshgrid(np.radians(np.linspace(3, 21, 41)), np.radians(np.linspace(0, 20, 41)), indexing="ij")
     r = jax.jit(jax.vmap(hit))(jnp.asarray(np.stack(axes, -1).reshape(-1, 2)))

@@ -84,18 +84,18 @@ def test_every_matrix_product_is_traced_at_full_precision():
     impact with a unilateral foot, the compliant phase (diffrax's own products included) and a stride map."""
     walker = di.CrutchWalker()
     q, qdot = jnp.zeros(6), jnp.zeros(6)  # traced only: any state of the right shape
-    tip = di.Contact("Q", friction_law=di.Coulomb(0.75))
+    tip, coulomb = seed000_tip_contact(), di.Coulomb(0.75)
     biped = di.BipedWithTorso()
     qb, qdotb = jnp.zeros(5), jnp.zeros(5)
     compass = di.CompassGait()
     programs = {
-        "frictional_impact under vmap": (jax.vmap(lambda a, b: di.frictional_impact(walker, a, b, tip).qdot_plus),
+        "frictional_impact under vmap": (jax.vmap(lambda a, b: di.frictional_impact(walker, a, b, "Q", friction=coulomb).qdot_plus),
                                          jnp.stack([q, q]), jnp.stack([qdot, qdot])),
-        "its gradient": (jax.grad(lambda a: di.frictional_impact(walker, a, qdot, tip).energy_change), q),
+        "its gradient": (jax.grad(lambda a: di.frictional_impact(walker, a, qdot, "Q", friction=coulomb).energy_change), q),
         "impact (KKT, unilateral foot)": (
             lambda a, b: di.impact(biped, a, b, stick=("P_L",), unilateral=("P_R",)).qdot_plus, qb, qdotb),
-        "compliant_impact": (lambda a, b: di.compliant_impact(walker, a, b, (seed000_tip_contact(),)).normal_impulse,
-                             q, qdot),
+        "compliant_impact": (lambda a, b: di.compliant_impact(walker, a, b, "Q", normal=tip.normal_law,
+                                                              friction=tip.friction_law).normal_impulse, q, qdot),
         "stride": (lambda x: di.stride(compass, x).x, jnp.array([0.2, -1.0, -0.3])),
     }
     for name, (fn, *args) in programs.items():

@@ -209,7 +209,7 @@ SHARDED = textwrap.dedent(
 
     def crutch(p):
         q, qdot = walker.pre_impact_state(p["q3"], p["q5dot"])
-        return di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(p["mu"])))
+        return di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(p["mu"]))
 
     cb, _ = di.grid(q3=np.deg2rad([3.0, 12.0, 21.0]), q5dot=[-0.2, 0.4], mu=[0.5, 1.0])
     plain = di.sweep(crutch, cb, chunk_size=2)
