@@ -138,7 +138,7 @@ def impacts(walker, q, qdot, mu, throw=True):
 
     tol = 1e-8 if q.dtype == np.float64 else 1e-5
     return outputs(jax.vmap(lambda a, b, m: di.frictional_impact(
-        walker, a, b, di.Contact("Q", friction_law=di.Coulomb(m)), ground_tol=tol, throw=throw))(q, qdot, mu))
+        walker, a, b, "Q", friction=di.Coulomb(m), ground_tol=tol, throw=throw))(q, qdot, mu))
 
 
 # -- the crutch walker in NumPy (independent of difimpact's tree code) ---------------------------------

@@ -51,8 +51,9 @@ def jittered_states(walker, n):
 def difimpact_batch(walker, q, qdot, mu):
     """``P_n, P_t``, accepted steps, whether it ends stuck and whether it succeeded, per member (``throw=False``:
     a failed member is counted, not raised)."""
-    res = jax.vmap(lambda a, b, m: di.compliant_impact(walker, a, b, (seed000_tip_contact(mu=m),),
-                                                       throw=False))(q, qdot, mu)
+    tip = seed000_tip_contact()
+    res = jax.vmap(lambda a, b, m: di.compliant_impact(walker, a, b, "Q", normal=tip.normal_law,
+                                                       friction=di.Coulomb(m), throw=False))(q, qdot, mu)
     return (res.normal_impulse[:, 0], res.tangential_impulse[:, 0], res.n_steps, res.final_stick[:, 0],
             res.result == di.CompliantResults.successful)
 

@@ -27,7 +27,7 @@ def impulsive_loss(params, static, q3, q5dot, mu):
 
     def one(a, b, m):
         q, qdot = walker.pre_impact_state(a, b)
-        return -di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(m))).energy_change
+        return -di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(m)).energy_change
 
     return jnp.sum(jax.vmap(one)(q3, q5dot, mu))
 
@@ -35,7 +35,8 @@ def impulsive_loss(params, static, q3, q5dot, mu):
 def compliant_loss(params, static, q3, q5dot, mu):
     walker = eqx.combine(params, static)
     q, qdot = walker.pre_impact_state(q3, q5dot)
-    res = di.compliant_impact(walker, q, qdot, (seed000_tip_contact(mu=mu),))
+    tip = seed000_tip_contact(mu=mu)
+    res = di.compliant_impact(walker, q, qdot, "Q", normal=tip.normal_law, friction=tip.friction_law)
     return -(res.normal_work[0] + res.tangential_work[0])
 
 

@@ -30,8 +30,8 @@ import difimpact as di
 imported = time.perf_counter() - start
 walker = di.CrutchWalker()
 q, qdot = walker.pre_impact_state(0.2094395102393195, -0.2)
-tip = di.Contact("Q", di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7), di.Coulomb(0.75))
-sol = di.compliant_impact(walker, q, qdot, (tip,))
+law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
+sol = di.compliant_impact(walker, q, qdot, "Q", normal=law, friction=di.Coulomb(0.75))
 print(float(sol.normal_impulse[0]), time.perf_counter() - start, imported)
 """
 REPRODUCE = "import sys, _compile_profile; from difimpact._cli import main; sys.exit(main(sys.argv[1:]))"

@@ -49,7 +49,7 @@ def models() -> None:
 def impulse_space() -> None:
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
-    hit = di.frictional_impact(walker, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
+    hit = di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(0.75))
     path = di.impulse_space_path(hit)
     P_n = np.asarray(path.normal_impulse)
     v = np.asarray(path.velocity)
@@ -74,7 +74,7 @@ def compliant() -> None:
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
     law = di.HuntCrossley(di.hertz_stiffness(TIP_RADIUS, *ELASTOMER_ON_CONCRETE), CHI)
-    sol = di.compliant_impact(walker, q, qdot, (di.Contact("Q", law, di.Coulomb(0.75)),), history=True)
+    sol = di.compliant_impact(walker, q, qdot, "Q", normal=law, friction=di.Coulomb(0.75), history=True)
     h = sol.history
     t = np.asarray(h.t)[:, 0] if np.ndim(h.t) > 1 else np.asarray(h.t)
     keep = np.isfinite(t)
