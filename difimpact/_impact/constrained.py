@@ -5,7 +5,9 @@ The impulse–momentum equations ``M (q̇⁺ − q̇⁻) = Aᵀ λ̄`` with the 
 segments (Font & Kövecses 2008's μ = 0 and μ_T = 0, where ``M`` is singular) are handled. The spaces of constrained and
 admissible motion (Font & Kövecses 2008, eqs. 9–23; Ros et al. 2015, eqs. 13–26) are read off the same factorisation.
 
-The impact of a model on the ground, built on this map, is :func:`~difimpact.impact`.
+This is the matrix-level primitive of the impulsive maps: it takes a mass matrix ``M`` and constraint rows, not
+contacts. The impact of a model on the ground, which names its contacts by their points and builds the rows, is
+:func:`~difimpact.impact`.
 """
 
 from typing import Literal
@@ -44,7 +46,9 @@ def constrained_impact(
     massless: Literal["error", "keep"] = "error",
     throw: bool = True,
 ) -> ImpactSolution:
-    r"""Impulsive impact with bilateral post-impact constraints ``A q̇⁺ = b⁺`` (Ros et al. 2015, eqs. 4–5, 21–22).
+    r"""Impulsive impact with bilateral post-impact constraints ``A q̇⁺ = b⁺`` (Ros et al. 2015, eqs. 4–5, 21–22), on
+    matrices: the primitive under :func:`~difimpact.impact`, which builds ``M`` and ``A`` from a model and its
+    contacts' point names.
 
     Solves the KKT system
 
