@@ -190,9 +190,9 @@ def test_vmapped_entry_points_call_no_lapack():
     assert _lapack_targets(biped_impact, jnp.full(3, 0.5)) == []
     assert _lapack_targets(lambda q: biped.accelerations(q, q), jnp.ones((3, 5))) == []
     assert _lapack_targets(lambda w: di.SevenLinkHuman().heel_strike_state(w)[1], -jnp.ones(3)) == []
-    tip = di.Contact("Q", friction_law=di.Coulomb(0.75))
-    assert _lapack_targets(lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3, -0.2), tip),
-                           jnp.full(3, 0.2)) == []
+    coulomb = di.Coulomb(0.75)
+    assert _lapack_targets(lambda q3: di.frictional_impact(walker, *walker.pre_impact_state(q3, -0.2), "Q",
+                                                           friction=coulomb), jnp.full(3, 0.2)) == []
     # The check can fail: a vmapped jnp.linalg.solve lowers to LAPACK's getrf on CPU.
     if jax.default_backend() == "cpu":
         assert _lapack_targets(jnp.linalg.solve, jnp.ones((3, 2, 2)), jnp.ones((3, 2))) != []
