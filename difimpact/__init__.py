@@ -41,6 +41,7 @@ from ._gait import (
     continue_gait as continue_gait,
     eigenvalues as eigenvalues,
     floquet_multipliers as floquet_multipliers,
+    GaitBranch as GaitBranch,
     GaitResults as GaitResults,
     heel_strike as heel_strike,
     heel_strike_law as heel_strike_law,

@@ -39,8 +39,10 @@ RADIUS_WALKER = Partial(_compass, np.array([np.radians(3.0), 0.0]), np.array([Fa
 def compass(quick, progress):
     lo, hi = np.radians(0.5), np.radians(6.0)
     step, bisections = (0.15, 6) if quick else (0.03, 20)  # arclength in (x, slope)
-    up = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), hi, step=step, max_step=step, bisections=bisections)
-    down = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), lo, step=step, max_step=step, bisections=bisections)
+    up = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), hi, step=step, max_step=step, bisections=bisections,
+                       throw=False)
+    down = continue_gait(SLOPE_WALKER, X_3DEG, np.radians(3.0), lo, step=step, max_step=step, bisections=bisections,
+                         throw=False)
     points = down[:0:-1] + up
     rows = [dict(slope_deg=float(np.degrees(b.p)), period=b.period, kind=b.kind, half_angle=float(-b.x[0]),
                  step_time=b.step_time, step_length=b.step_length, speed=b.speed, rho=b.rho) for b in points]
@@ -83,7 +85,8 @@ def _diagram(points):
             "l on a 3° slope: the passive gait continued in R, its speed, impact loss per distance and stability.",
             units="R [m], slope_deg [deg], half_angle [rad], step_time [s], speed [m/s], loss_per_distance [J/m], rho [-]")
 def round_feet(quick, progress):
-    branch = continue_gait(RADIUS_WALKER, X_3DEG, 0.0, 0.95, step=0.2 if quick else 0.05, switch=False)
+    branch = continue_gait(RADIUS_WALKER, X_3DEG, 0.0, 0.95, step=0.2 if quick else 0.05, switch=False,
+                           throw=False)
     rows = [dict(R=b.p, slope_deg=3.0, half_angle=float(-b.x[0]), step_time=b.step_time, speed=b.speed,
                  loss_per_distance=b.energy_loss / b.step_length, rho=b.rho) for b in branch if b.kind == "orbit"]
     balance = max(abs(b.energy_loss / (20.0 * 9.81 * b.step_length * np.sin(np.radians(3.0))) - 1) for b in branch)

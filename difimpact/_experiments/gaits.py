@@ -105,8 +105,9 @@ def simplest_walker(quick, progress):
     step, bisections = (0.02, 8) if quick else (0.005, 20)
     branches = {}
     for name, x0 in progress([("long", X_LONG), ("short", X_SHORT)]):
-        down = continue_gait(_simplest, x0, 0.009, lo, step=step, max_step=step, bisections=bisections)
-        up = continue_gait(_simplest, x0, 0.009, hi, step=step / 2, max_step=step / 2, bisections=bisections)
+        down = continue_gait(_simplest, x0, 0.009, lo, step=step, max_step=step, bisections=bisections, throw=False)
+        up = continue_gait(_simplest, x0, 0.009, hi, step=step / 2, max_step=step / 2, bisections=bisections,
+                           throw=False)
         branches[name] = down[:0:-1] + up
     rows = _rows(branches["long"], "long") + _rows(branches["short"], "short")
     at = {name: next(r for r in rows if r["slope"] == 0.009 and r["branch"] == name) for name in branches}

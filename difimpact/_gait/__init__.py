@@ -1,4 +1,5 @@
-from .continuation import BranchPoint as BranchPoint, continue_gait as continue_gait
+from .branch import BranchPoint as BranchPoint, GaitBranch as GaitBranch
+from .continuation import continue_gait as continue_gait
 from .heel_strike import (
     AbstractHeelStrike as AbstractHeelStrike,
     heel_strike as heel_strike,

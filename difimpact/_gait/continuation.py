@@ -11,39 +11,13 @@ import numpy as np
 import optimistix as optx
 
 from .._linalg import full_precision
-from .._validation import count, instance, tolerance
+from .._validation import count, flag, instance, tolerance
 from .._models.walker import AbstractWalker
+from .branch import BranchPoint, first_failure, GaitBranch
 from .detect import _TESTS, _lift_off_test, _locate
 from .fixed_point import newton
 from .stability import multipliers
 from .stride import GaitResults, StanceTolerances, stride
-
-
-@dataclasses.dataclass(frozen=True)
-class BranchPoint:
-    """One gait on a branch: the parameter `p`, the fixed point `x`, its `multipliers`, `step_time` (mean over
-    the period), `step_length`, `speed`, `energy_loss` (mean per step), the trailing foot's smallest
-    post-impact normal velocity `trailing_velocity`, each step's duration `step_times`, `kind`: ``"orbit"``,
-    ``"period-doubling"`` (a multiplier at −1), ``"fold"`` (a multiplier at +1, the branch turns back in `p`)
-    or ``"lift-off"`` (the trailing foot stops lifting off: the branch ends), and `states`, the section state at
-    the start of each step (``(period, k)``, the first row is `x`)."""
-
-    p: float
-    x: np.ndarray
-    multipliers: np.ndarray
-    step_time: float
-    step_length: float
-    speed: float
-    energy_loss: float
-    trailing_velocity: float
-    period: int
-    step_times: np.ndarray
-    kind: str = "orbit"
-    states: np.ndarray | None = None
-
-    @property
-    def rho(self) -> float:
-        return float(np.max(np.abs(self.multipliers)))
 
 
 class _Steps(eqx.Module):
@@ -178,7 +152,7 @@ class _Branch:
         y_pred = (1 - w) * a.y + w * b.y
         y_pred[-1] = p  # exactly: the corrector keeps the parameter of its prediction
         normal = np.eye(a.y.shape[0])[-1]
-        return self.correct(y_pred, normal, a.tangent)[0]
+        return self.correct(y_pred, normal, a.tangent)
 
 
 def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bisections):
@@ -192,18 +166,19 @@ def _switch(branch, pd: _Node, lo, hi, step, min_step, max_step, max_points, bis
     lam, vecs = np.linalg.eig(pd.jacobian[:, :k] + np.eye(k))
     v = np.append(np.real(vecs[:, np.argmin(np.abs(lam + 1))]), 0.0)
     v /= np.linalg.norm(v)
-    double = dataclasses.replace(branch, period=2 * branch.period)
+    double, result = dataclasses.replace(branch, period=2 * branch.period), GaitResults.no_fixed_point
     for eps in (1e-2, -1e-2, 3e-3, -3e-3, 3e-2, -3e-2):
-        start, _ = double.correct(pd.y + eps * v, v, np.sign(eps) * v)  # tangent away from x_pd
+        start, result = double.correct(pd.y + eps * v, v, np.sign(eps) * v)  # tangent away from x_pd
         if start is not None:  # first steps of the size of ε: the new branch's states still lie close together
             return _trace(double, start, min(abs(eps), step), lo, hi, min_step, max_step, max_points, bisections,
                           False)
-    return []
+    return GaitBranch([], result)
 
 
-def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, switch):
-    """Pseudo-arclength continuation from node `a` along its tangent while ``lo ≤ p ≤ hi``."""
-    points, doubled = [a.point], []
+def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, switch) -> GaitBranch:
+    """Pseudo-arclength continuation from node `a` along its tangent while ``lo ≤ p ≤ hi``, with the first
+    failure met (a corrector that fails at `min_step`, a period-2 cycle not found or its branch failing)."""
+    points, doubled, failures = [a.point], [], []
     while len(points) < max_points:
         b, result = branch.correct(a.y + h * a.tangent, a.tangent, a.tangent)
         if b is not None and a.tangent @ b.tangent < 0.95 and h / 2 >= min_step:
@@ -214,13 +189,15 @@ def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, swi
                 points.append(dataclasses.replace((end or a).point, kind="lift-off"))
                 break
             if h / 2 < min_step:
+                failures.append(result)
                 break
             h /= 2
             continue
         outside = not lo <= b.y[-1] <= hi
         if outside:
-            b = branch.at_parameter(a, b, hi if b.y[-1] > hi else lo)
+            b, result = branch.at_parameter(a, b, hi if b.y[-1] > hi else lo)
             if b is None:
+                failures.append(result)
                 break
         s_b = a.tangent @ (b.y - a.y)
         for kind, test in _TESTS.items():
@@ -230,12 +207,13 @@ def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, swi
                 if hit is not None:
                     points.append(dataclasses.replace(hit.point, kind=kind))
                     if kind == "period-doubling" and switch:
-                        doubled += _switch(branch, hit, lo, hi, h, min_step, max_step, max_points, bisections)
+                        more = _switch(branch, hit, lo, hi, h, min_step, max_step, max_points, bisections)
+                        doubled, failures = doubled + more, failures + [more.result]
         points.append(b.point)
         if outside:
             break
         a, h = b, min(1.5 * h, max_step)
-    return points + doubled
+    return GaitBranch(points + doubled, first_failure(*failures))
 
 
 def _check(make_walker, x0, p, options):
@@ -254,7 +232,7 @@ def _check(make_walker, x0, p, options):
 def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: float, p1: float, *,
                   period: int = 1, step: float | None = None, min_step: float | None = None,
                   max_step: float | None = None, max_points: int = 200, bisections: int = 20, switch: bool = True,
-                  options: StanceTolerances = StanceTolerances()) -> list[BranchPoint]:
+                  options: StanceTolerances = StanceTolerances(), throw: bool = True) -> GaitBranch:
     r"""Follow the periodic gait of ``make_walker(p)`` from ``p0`` (Newton from `x0`) toward ``p1``, by
     pseudo-arclength continuation of the curve $F(x, p) = P^k(x; p) - x = 0$ in ``y = (x, p)``.
 
@@ -282,7 +260,10 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
       the last gait and the failed corrector, and the branch ends there.
 
     The branch also ends where it leaves ``[min(p0, p1), max(p0, p1)]`` (the last point lies exactly on the
-    bound, by a corrector in ``p``), where the corrector fails at `min_step`, or after `max_points` points.
+    bound, by a corrector in ``p``) or after `max_points` points. A computation that fails is reported, not
+    raised, with ``throw=False``: no gait at `p0` (an empty branch), a corrector that fails at `min_step` (the
+    branch ends there), no period-2 cycle found at a period doubling; the branch's `result` is the first such
+    failure (a :class:`GaitResults` item: ``no_fixed_point``, ``fell_backward``, …).
     Eigenvalues and tangents use NumPy outside any ``vmap``.
 
     **Arguments:**
@@ -297,9 +278,12 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     - `max_points`: points per branch; `bisections`: corrections per located point.
     - `switch`: follow the period-2 branch at each period doubling.
     - `options`: :class:`StanceTolerances` of the steps.
+    - `throw`: raise ``EquinoxRuntimeError`` on a failure, with its `result`'s message; with ``throw=False``
+      read the branch's `result` instead.
 
-    **Returns:** the branch points in arclength order, located points included; each period-2 branch follows
-    the whole period-1 branch, its points with ``period = 2k``.
+    **Returns:** a :class:`GaitBranch`: the branch points in arclength order (a list), located points
+    included; each period-2 branch follows the whole period-1 branch, its points with ``period = 2k``; and
+    its `result`. Inputs that are not valid raise ``ValueError`` or ``TypeError`` whatever `throw`.
 
     **Example:**
 
@@ -324,13 +308,14 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     if not min_step <= step <= max_step:
         raise ValueError(f"need `min_step` ≤ |`step`| ≤ `max_step`, got {min_step!r}, {step!r}, {max_step!r}.")
     max_points, bisections = count("max_points", max_points, minimum=2), count("bisections", bisections)
-    branch = _Branch(make_walker, period, options)
+    branch, throw = _Branch(make_walker, period, options), flag("throw", throw)
     e_p = np.eye(x0.shape[0] + 1)[-1]
     start, result = branch.correct(np.append(x0, p0), e_p, np.sign(p1 - p0) * e_p)
-    if start is None:
-        raise ValueError(f"no periodic gait at `p0` = {p0} from the guess `x0`: {GaitResults[result]}")
-    return _trace(branch, start, step, min(p0, p1), max(p0, p1), min_step, max_step, max_points, bisections,
-                  switch)
+    out = GaitBranch([], result) if start is None else _trace(
+        branch, start, step, min(p0, p1), max(p0, p1), min_step, max_step, max_points, bisections, switch)
+    if throw:
+        out.result.error_if(jnp.zeros(()), out.result != GaitResults.successful)
+    return out
 
 
 def branch_point(make_walker: Callable[[jax.Array], AbstractWalker], x0, p: float, *, period: int = 1,
