@@ -15,7 +15,8 @@ import types
 # first rule that matches: its name (the results and solutions of the entry points go on one page), then the
 # private module that defines it. A public name no rule places goes to ``api/index.md`` under "Other", so that
 # a new name is never missing from the reference.
-_RESULT_NAME = re.compile(r"^(.*Solution|.*Results?|RESULTS|History|failures|ImpulsePath)$")
+_RESULT_NAME = re.compile(r"^(.*Solution|.*Results?|RESULTS|History|failures|ImpulsePath"
+                          r"|FrictionalRegime|GaitBranch)$")
 _TOPICS = (  # (topic, heading, module prefixes)
     ("models", "Built-in models", ("difimpact._models",)),
     ("models", "Planar trees: your own model", ("difimpact._tree",)),
