@@ -173,7 +173,7 @@ def frictional_impact_map(
       below ``10⁻¹²``, and the sliding phase's impulse, ``∝ 1/μ``, stays representable).
     - `rest_tol`: ``v_t⁻`` counts as zero (Table 2, first row) when ``|v_t⁻| ≤ rest_tol · |v_n⁻|``;
       ``0 ≤ rest_tol < 10⁻³`` (a larger one would turn sliding impacts into impacts from rest).
-    - `throw`: raise on a failed result (``approach_not_stopped``, ``non_finite``); otherwise return it in
+    - `throw`: raise on a failed result (``approach_not_stopped``, ``nonfinite``); otherwise return it in
       `result` (with zero impulses for ``approach_not_stopped``).
 
     **Returns:** a :class:`FrictionalImpactSolution`.
