@@ -39,8 +39,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Scalar
+from .._models.seven_link_human import SevenLinkHuman
 from .._powered import collocation
-from .problem import B, IT, ITAU, S, HumanGaitProblem
+from .gait import human_gait
+from .problem import IT, ITAU, B, HumanGaitProblem, S
 
 DATA = "winter_normal_cycle.csv"
 SIGNALS = ("hip", "knee", "ankle", "Fx", "Fy")  # the reference's columns (right leg, right foot)
@@ -168,9 +170,6 @@ def tracking_gait(human=None, reference: MeasuredGait | None = None, *, angle_we
     :func:`winter_normal`) minimising effort per distance plus the tracking cost (module docstring); `kwargs` go
     to :func:`~difimpact._human_gait.human_gait` (mesh, guess, options, ...). Returns its
     :class:`~difimpact._human_gait.HumanGait`."""
-    from .._models.seven_link_human import SevenLinkHuman
-    from .gait import human_gait
-
     target = tracking_target(reference, angle_weight=angle_weight, grf_weight=grf_weight, time_weight=time_weight)
     human = SevenLinkHuman() if human is None else human
     return human_gait(human, target.reference.speed, tracking=target, **kwargs)
