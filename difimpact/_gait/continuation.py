@@ -147,7 +147,8 @@ class _Branch:
         return self.correct(a.y + s * a.tangent, a.tangent, a.tangent)[0]
 
     def at_parameter(self, a: _Node, b: _Node, p):
-        """The corrected point at parameter `p` between `a` and `b` (natural-parameter corrector)."""
+        """The corrected point at parameter `p` between `a` and `b` (natural-parameter corrector), or ``None``, and
+        the result."""
         w = (p - a.y[-1]) / (b.y[-1] - a.y[-1])
         y_pred = (1 - w) * a.y + w * b.y
         y_pred[-1] = p  # exactly: the corrector keeps the parameter of its prediction
