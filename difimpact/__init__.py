@@ -125,6 +125,8 @@ from ._powered import (
     TrackingGait as TrackingGait,
     TrackingOptions as TrackingOptions,
     TrackingStride as TrackingStride,
+    work_balance as work_balance,
+    WorkBalance as WorkBalance,
 )
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._draw import draw_model as draw_model
