@@ -217,9 +217,24 @@ def _trace(branch, a, h, lo, hi, min_step, max_step, max_points, bisections, swi
     return GaitBranch(points + doubled, first_failure(*failures))
 
 
-def _check(make_walker, x0, p, options):
-    """`x0` as a float vector, after checking `options` and that ``make_walker(p)`` is a walker whose section it
-    fits."""
+def _arc_steps(p0, p1, step, min_step, max_step) -> tuple[float, float, float]:
+    """The first, least and largest arclength steps (by default ``|p1 − p0| / 20``, 1/256 and 4 times it), after
+    checking them and the range ``p0 … p1``."""
+    if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
+        raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
+    step = abs(p1 - p0) / 20 if step is None else tolerance("step", abs(float(step)))
+    min_step = step / 256 if min_step is None else tolerance("min_step", min_step)
+    max_step = 4 * step if max_step is None else tolerance("max_step", max_step)
+    if not min_step <= step <= max_step:
+        raise ValueError(f"need `min_step` ≤ |`step`| ≤ `max_step`, got {min_step!r}, {step!r}, {max_step!r}.")
+    return step, min_step, max_step
+
+
+def _check(make_walker, x0, p, options, period):
+    """`x0` as a float vector, after checking `options`, `period` and that ``make_walker(p)`` is a walker whose
+    section it fits."""
+    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
     instance("options", options, StanceTolerances, "di.StanceTolerances()")
     walker = make_walker(p) if callable(make_walker) else None
     if not isinstance(walker, AbstractWalker):
@@ -298,16 +313,8 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     # [(0.009, 0.1025), (0.0095, 0.1042), (0.0107, 0.1082), (0.012, 0.112)]: faster down steeper slopes
     ```
     """
-    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
-        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
-    if not np.isfinite(p0) or not np.isfinite(p1) or p0 == p1:
-        raise ValueError(f"`p0` and `p1` must be finite and different, got {p0!r} and {p1!r}.")
-    x0 = _check(make_walker, x0, p0, options)
-    step = abs(p1 - p0) / 20 if step is None else tolerance("step", abs(float(step)))
-    min_step = step / 256 if min_step is None else tolerance("min_step", min_step)
-    max_step = 4 * step if max_step is None else tolerance("max_step", max_step)
-    if not min_step <= step <= max_step:
-        raise ValueError(f"need `min_step` ≤ |`step`| ≤ `max_step`, got {min_step!r}, {step!r}, {max_step!r}.")
+    step, min_step, max_step = _arc_steps(p0, p1, step, min_step, max_step)
+    x0 = _check(make_walker, x0, p0, options, period)
     max_points, bisections = count("max_points", max_points, minimum=2), count("bisections", bisections)
     branch, throw = _Branch(make_walker, period, options), flag("throw", throw)
     e_p = np.eye(x0.shape[0] + 1)[-1]
@@ -324,7 +331,7 @@ def branch_point(make_walker: Callable[[jax.Array], AbstractWalker], x0, p: floa
     """The periodic gait of ``make_walker(p)`` from the guess `x0`, with its multipliers: the corrector of
     :func:`continue_gait` at fixed ``p`` (it shares that compilation). Returns ``(point, result)``; `point`
     is `None` when no gait is found, and `result` (a :class:`GaitResults` item) says why."""
-    x0 = _check(make_walker, x0, p, options)
+    x0 = _check(make_walker, x0, p, options, period)
     branch = _Branch(make_walker, period, options)
     e_p = np.eye(x0.shape[0] + 1)[-1]
     node, result = branch.correct(np.append(x0, p), e_p, e_p)
