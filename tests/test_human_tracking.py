@@ -103,6 +103,24 @@ def test_tracking_cost_is_zero_on_the_reference_and_quadratic_off_it():
     assert cost(late, late_lam) == pytest.approx(0.7 * (0.02 * 1.1396 / 2 / 0.025) ** 2, rel=1e-12)
 
 
+
+def test_agreement_of_the_reference_itself():
+    """A step that is the reference (right leg and foot over its first half cycle, left over the second) agrees
+    with it: all of the cycle within ±1 SD, RMS differences of the linear interpolation between 401 points only."""
+    import types
+
+    ref = tr.winter_normal()
+    human = SevenLinkHuman()
+    t = np.linspace(0.0, 0.6, 401)
+    mean, _ = (np.asarray(a) for a in ref.step(jnp.asarray(t / 0.6)))
+    q = np.concatenate([np.zeros((t.size, 3)), mean[:, :6]], axis=1)
+    grf = 75.0 * float(human.g) * mean[:, 6:].reshape(-1, 2, 2)
+    gait = types.SimpleNamespace(t=t, q=q, grf=grf, problem=types.SimpleNamespace(human=human))
+    agree = tr.agreement(gait, ref)
+    assert all(a["within"] == 1.0 for a in agree.values())
+    assert max(agree[j]["rms"] for j in ("hip", "knee", "ankle")) < 0.01  # degrees
+    assert max(agree[f]["rms"] for f in ("Fx", "Fy")) < 1e-3  # body weights
+
 def _ipopt(problem, z0, max_iter=300, tol=1e-9):
     """IPOPT (casadi; a test-side reference, never a library dependency) on the same transcription: values, the
     sparse Jacobian and the exact Hessian of the Lagrangian from JAX, colour-compressed by the problem's own
