@@ -16,7 +16,7 @@ from scipy.integrate import solve_ivp
 from difimpact import SevenLinkHuman
 from difimpact._experiments import gait_human as experiment
 from difimpact._human_gait import phases as ph
-from difimpact._human_gait.replay import close, replay
+from difimpact._human_gait.replay import close
 
 _JIT = {}
 
@@ -32,11 +32,6 @@ def scipy_integrate(rhs, span, y0):
 @pytest.fixture(scope="module")
 def gait():
     return experiment.solve(experiment.QUICK_SEGMENTS)
-
-
-@pytest.fixture(scope="module")
-def replayed(gait):
-    return replay(gait, scipy_integrate)
 
 
 @pytest.fixture(scope="module")
@@ -80,24 +75,18 @@ def test_gait_converges_and_is_a_walk(gait):
 
 
 @pytest.mark.slow
-def test_collocation_replayed_by_scipy(gait, replayed):
-    """The collocated step, integrated from its first state under its interpolated torques, lands the foot, strikes
-    and returns to its start within the coarse mesh's collocation error."""
-    assert replayed["closure"] < 5e-2
-    assert np.max(np.abs(replayed["landing"])) < 5e-2 and abs(replayed["strike"]) < 5e-2
-
-
-@pytest.mark.slow
 def test_closure_by_scipy(gait, closed):
-    """Shooting on the start state and three durations (:func:`~difimpact._human_gait.replay.close`): the step
-    integrated by scipy under the gait's torques returns through the heel strike to its start within 1e-5 (the
-    Newton residual: landing flat at rest, heel strike on the ground, periodicity), moving the collocation's
-    start by no more than its discretisation error."""
+    """Multiple shooting over the collocation segments on their starts and three durations
+    (:func:`~difimpact._human_gait.replay.close`, integrated by scipy): Newton's residual (continuity, landing flat
+    at rest, heel strike on the ground, periodicity) vanishes, and the step integrated in one shot from the closed
+    start under the gait's torques returns through the heel strike to it within 1e-5; the durations move by less
+    than 0.02 s. (The closed orbit's states differ from the collocated ones by the mesh's error, reported by the
+    experiment, not bounded here.)"""
     _, _, info = closed
     assert info["newton"][-1] < 1e-9
     assert info["closure"] < 1e-5
-    assert np.max(np.abs(info["landing"])) < 1e-9 and abs(info["strike"]) < 1e-9
-    assert info["corrections"][0] < 0.1 and info["corrections"][1] < 0.02
+    assert np.max(np.abs(info["landing"])) < 1e-7 and abs(info["strike"]) < 1e-7
+    assert info["corrections"][1] < 0.02
 
 
 @pytest.mark.slow
