@@ -2,6 +2,7 @@
 
 import warnings
 
+import equinox as eqx
 import optimistix as optx
 
 
@@ -32,3 +33,10 @@ def deprecated_items(cls, **aliases: str):
         getattr(cls, new)  # an existing item
         setattr(cls, old, _DeprecatedItem(old, new))
     return cls
+
+
+def error_if_failed(x, result, results: type[RESULTS], nonfinite: str):
+    """Raise on a failed `result` (an item of `results`) inside ``jit``: ``nonfinite`` with the entry point's own
+    reason `nonfinite` (what overflowed, and why), any other failure with its item's message. Returns `x`."""
+    x = eqx.error_if(x, result == results.nonfinite, nonfinite)
+    return result.error_if(x, result != results.successful)

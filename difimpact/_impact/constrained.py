@@ -17,8 +17,9 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Float, MassMatrix, Velocity
+from .._results import error_if_failed
 from .._validation import as_float, flag, psd_matrix
-from .kkt import ImpactResults, ImpactSolution, solve_kkt
+from .kkt import NONFINITE, ImpactResults, ImpactSolution, solve_kkt
 
 
 def _keep(massless: str) -> bool:
@@ -33,7 +34,7 @@ def _raise(sol: ImpactSolution, throw: bool) -> ImpactSolution:
     result = ImpactResults.where(finite | (sol.result != ImpactResults.successful), sol.result,
                                  ImpactResults.nonfinite)
     sol = eqx.tree_at(lambda s: s.result, sol, result)
-    return sol.result.error_if(sol, sol.result != ImpactResults.successful) if flag("throw", throw) else sol
+    return error_if_failed(sol, sol.result, ImpactResults, NONFINITE) if flag("throw", throw) else sol
 
 
 @eqx.filter_jit

@@ -49,6 +49,10 @@ class ImpactResults(RESULTS):  # pyright: ignore
 
 deprecated_items(ImpactResults, non_finite="nonfinite")
 
+# The reason given when an impact raises on `nonfinite`.
+NONFINITE = ("The impact gave non-finite velocities, impulses or energies from finite input: an overflow "
+             "(velocities or masses too large for the floating-point range).")
+
 
 class ImpactSolution(eqx.Module):
     """Result of an impulsive impact with post-impact constraints ``A q̇⁺ = b⁺``.

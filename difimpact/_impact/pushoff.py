@@ -16,11 +16,12 @@ from .._contact.naming import python_edge
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, solve_lu
 from .._models.base import AbstractPlanarModel
+from .._results import error_if_failed
 from .._validation import as_float, check, flag, instance, names, positive
 from .constrained import _keep
 from .ground import _unit_masses, impact
 from .ground_options import traced_values
-from .kkt import ImpactResults, ImpactSolution, _massless_limit, diagnose
+from .kkt import NONFINITE, ImpactResults, ImpactSolution, _massless_limit, diagnose
 
 
 class PushoffResults(ImpactResults):  # pyright: ignore
@@ -182,4 +183,4 @@ def pushoff_impact(
     sol = PushoffSolution(qdot_pushoff=qdot_pushoff, qdot_plus=collision.qdot_plus, direction=direction,
                           generalized_impulse=g, pushoff_work=0.5 * g @ (qdot_minus + qdot_pushoff),
                           loss=collision.loss, collision=collision, result=result)
-    return sol.result.error_if(sol, sol.result != PushoffResults.successful) if flag("throw", throw) else sol
+    return error_if_failed(sol, sol.result, PushoffResults, NONFINITE) if flag("throw", throw) else sol
