@@ -4,13 +4,15 @@ over one step, integrated as a state of its own, against the kinetic energy lost
 import diffrax
 import equinox as eqx
 import jax.numpy as jnp
+import optimistix as optx
 
 from .._custom_types import Array, Float, Scalar
+from .._gait.fixed_point import newton
 from .._gait.stride import GaitResults
 from .._linalg import full_precision
-from .._validation import count, instance, tolerance
+from .._validation import count, tolerance
 from .optimal import OptimalGait
-from .tracking import tracking_floquet, TrackingOptions
+from .tracking import _checked, _stride, TrackingOptions
 from .tracking_system import TrackingSystem
 
 _STEPS = 1_000_000  # the quadrature's step limit (rtol = atol = 1e-12 over one step: a few thousand)
@@ -62,11 +64,28 @@ def _field(t, y, system: TrackingSystem):
     return jnp.concatenate([rate, acc, (u @ system.biped.joint_rates(rate))[None]])
 
 
+def _orbit(system: TrackingSystem, x0, options, tol, max_steps):
+    """The closed loop's fixed point $x = P(x)$ by the gaits' Newton (as :func:`~difimpact.tracking_floquet`,
+    without the multipliers), its step and result."""
+
+    def residual(x, system):
+        info = _stride(system, x, options)
+        return info.x - x, None, info.result
+
+    sol = newton(residual, x0, system, rtol=tol, atol=tol, max_steps=max_steps)
+    info = _stride(system, sol.value, options)
+    result = GaitResults.where(
+        info.result != GaitResults.successful, info.result,
+        GaitResults.where(sol.result == optx.RESULTS.successful, GaitResults.successful, GaitResults.no_fixed_point))
+    return sol.value, info, result
+
+
 @eqx.filter_jit
-def _balance(gait, orbit, clock, kp, kd, rtol, atol):
+def _balance(gait, x0, kp, kd, clock, options, tol, max_steps, rtol, atol):
     system = TrackingSystem(gait, kp, kd, clock)
     biped, j = system.biped, gait.theta.shape[1]
-    x, T = orbit.x, orbit.stride.step_time
+    x, info, result = _orbit(system, x0, options, tol, max_steps)
+    T = info.step_time
     # The reference's segment ends are kinks of the torques: the time clock steps onto them; with the phase clock
     # they are crossings of the stance angle, which the step-size control finds.
     controller = diffrax.PIDController(rtol=rtol, atol=atol)
@@ -78,13 +97,13 @@ def _balance(gait, orbit, clock, kp, kd, rtol, atol):
     end = sol.ys[-1]
     work = end[-1]
     change = _energy(biped, end[:j], end[j:2 * j]) - _energy(biped, x[:j], x[j:])
-    loss = orbit.stride.impact_loss
+    loss = info.impact_loss
     start = jnp.concatenate([gait.theta[0], gait.theta_dot[0]])
-    result = GaitResults.where(sol.result != diffrax.RESULTS.successful, GaitResults.stance_failed, orbit.result)
-    result = GaitResults.where(orbit.result != GaitResults.successful, orbit.result, result)
+    result = GaitResults.where((result == GaitResults.successful) & (sol.result != diffrax.RESULTS.successful),
+                               GaitResults.stance_failed, result)
     return WorkBalance(work=work, impact_loss=loss, energy_change=change, relative_error=jnp.abs(work - loss) / loss,
                        mesh_work=gait.net_work, x=x, distance=jnp.max(jnp.abs(x - start)),
-                       periodicity=jnp.max(jnp.abs(orbit.stride.x - x)), step_time=T, result=result)
+                       periodicity=jnp.max(jnp.abs(info.x - x)), step_time=T, result=result)
 
 
 def work_balance(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=None, rtol: float = 1e-12,
@@ -106,7 +125,7 @@ def work_balance(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=N
     ``gait.net_work``; its start is periodic only to that error). The hybrid ODE under the optimum's
     interpolated torques (zero gains: open loop, time clock) or under the tracking controller
     (:func:`~difimpact.tracking_stride`) has an exact periodic orbit next to it, found by
-    :func:`~difimpact.tracking_floquet` (Newton on the stride map, its steps at `options`' tolerances). From
+    :func:`~difimpact.tracking_floquet`'s Newton on the stride map (its steps at `options`' tolerances). From
     that orbit's start, ``W`` is integrated as a further state of single support (Dopri8, `rtol`, `atol`, the
     time clock's knots stepped onto) up to the orbit's heel strike, and compared with the loss of
     :meth:`~difimpact.PoweredBiped.heel_strike` there; the change of ``T + V`` along the same integration is
@@ -136,11 +155,12 @@ def work_balance(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=N
     print(b.work, b.impact_loss, b.relative_error)  # equal to ~1e-11: the exact orbit's balance
     ```
     """
-    instance("gait", gait, OptimalGait)
+    x0, kp, kd = _checked(gait, x0, kp, kd, clock, options)
+    if x0 is None:
+        x0 = jnp.concatenate([gait.theta[0], gait.theta_dot[0]])
     rtol, atol = tolerance("rtol", rtol, below=1.0), tolerance("atol", atol)
-    orbit = tracking_floquet(gait, kp=kp, kd=kd, clock=clock, x0=x0, rtol=newton_tol, atol=newton_tol,
-                             max_steps=count("max_steps", max_steps), options=options, throw=False)
-    out = _balance(gait, orbit, clock, orbit.kp, orbit.kd, rtol, atol)
+    tol = tolerance("newton_tol", newton_tol, below=1.0)
+    out = _balance(gait, x0, kp, kd, clock, options, tol, count("max_steps", max_steps), rtol, atol)
     if throw:
         out = out.result.error_if(out, out.result != GaitResults.successful)
     return out
