@@ -98,7 +98,7 @@ def _checks(gait, row, ros):
                    int(gait.result._value) == 0),
         check_that(f"The joint angles lie within the measured mean ± 1 SD over ≥ {100 * WITHIN:.0f} % of the cycle",
                    "issue 37's acceptance (Winter's inter-subject SD)",
-                   ", ".join(f"{j} {100 * row[f'within_{j}']:.0f} % (RMS {row[f'rms_{j}']:.1f}°)" for j in JOINTS),
+                   ", ".join(f"{j} {100 * row[f'within_{j}']:.1f} % (RMS {row[f'rms_{j}']:.1f}°)" for j in JOINTS),
                    worst >= WITHIN),
         check_that("The vertical ground force has the two peaks of walking (a mid-stance trough below both)",
                    f"measured: {row['Fy_peak1_measured']:.2f} / {row['Fy_trough_measured']:.2f} / "
@@ -127,8 +127,8 @@ def _table(gait, row, ros):
     text = (f"\n\nStep {float(gait.step_length):.3f} m in {float(gait.step_time):.3f} s (measured "
             f"{float(reference().step_length):.3f} m in {float(reference().step_time):.3f} s); phases double, heel, "
             f"flat, toe: {', '.join(f'{x:.3f}' for x in d)} s; cost {float(gait.cost):.1f} (effort "
-            f"{float(gait.effort):.1f} N² m s); iterations {int(gait.iterations)}. The measured-state values are "
-            "those of `heelstrike-measured`.\n")
+            f"{float(gait.effort):.1f} N² m s); iterations {int(gait.iterations)}. ξ at the measured heel-strike states: "
+            "`difimpact reproduce heelstrike-measured`.\n")
     return head + "".join(lines) + text
 
 
