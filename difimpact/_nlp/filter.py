@@ -58,9 +58,9 @@ def _judge(flt: Filter, theta, phi, slope, theta_t, phi_t, alpha):
     return ok, ~(f_type & armijo)
 
 
-def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope, max_backtracks):
+def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope, max_backtracks, skip=False):
     """Backtracking from ``alpha_max``: `trial(y)` gives ``(θ, φ, h)`` and `soc_direction(h_trial)` the
-    corrected point of a rejected full step. Returns ``(y_new, α, accepted, filter)``."""
+    corrected point of a rejected full step; with `skip` no trial is made. Returns ``(y_new, α, accepted, filter)``."""
 
     def body(c):
         k, alpha, y_t, _, augment = c
@@ -72,6 +72,6 @@ def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope
         return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_t, y_next), ok, aug
 
     init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False), jnp.asarray(True))
-    _, alpha, y_new, ok, augment = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < max_backtracks + 2), body, init)
+    _, alpha, y_new, ok, augment = jax.lax.while_loop(lambda c: ~skip & ~c[3] & (c[0] < max_backtracks + 2), body, init)
     flt = jax.tree.map(lambda a, b: jnp.where(ok & augment, a, b), flt.add(theta, phi), flt)
     return y_new, alpha, ok, flt

@@ -14,8 +14,9 @@ of this matrix, a dense ``LU`` (:mod:`.dense`) gives none, so ``δ_w`` is raised
 curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y`` (the inertia-free test of Chiang & Zavala, *An inertia-free
 filter line-search algorithm for large-scale nonlinear programming*, Comput. Optim. Appl. 64, 2016). Steps are
 kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by IPOPT's filter line
-search with a second-order correction (:mod:`.filter`); there is no feasibility-restoration phase: a failed line
-search ends the solve with its reason.
+search with a second-order correction (:mod:`.filter`); where it fails with the constraints violated, the
+iterations restore feasibility (:mod:`.restoration`, §3.3) before they go on. The multipliers start at their
+least-squares estimate (§3.6).
 """
 
 import equinox as eqx
@@ -23,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
-from . import newton
+from . import newton, restoration
 from .filter import Filter, search
 from .solution import NLPOptions, NLPResults
 from .sparsity import hessian, values_and_jacobians
@@ -83,6 +84,8 @@ class State(eqx.Module):
     step: Int[Array, ""]
     result: NLPResults
     done: Bool[Array, ""]
+    restoring: Bool[Array, ""]
+    theta_ref: Scalar
 
 
 class Linearisation(eqx.Module):
@@ -177,47 +180,69 @@ def _dual_fraction(z, dz, active, tau):
     return jnp.minimum(1.0, jnp.min(a, initial=jnp.inf))
 
 
-def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
-    """One iteration: derivatives, barrier update, Newton step, line search, multiplier update."""
-    y, lam, zl, zu, mu = s.y, s.lam, s.zl, s.zu, s.mu
-    lin = linearise(p, y)
-    mc = lin.Jc.shape[0]
-    W = hessian(p.f, p.c, p.d, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
-    error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
-    converged = error <= options.tol
-    error_mu = optimality_error(p, y, lam, zl, zu, mu, lin)
-    mu_new = jnp.where(error_mu <= 10.0 * mu,
-                       jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), mu)
-    flt = jax.tree.map(lambda a, b: jnp.where(mu_new < mu, a, b), s.filter.reset(), s.filter)
-    mu = mu_new
-    tau = jnp.maximum(options.tau_min, 1.0 - mu)
-    sl, su = p.slacks(y)
-    sigma = p.sigma(y, zl, zu)
-    rhs = -jnp.concatenate([p.barrier_gradient(lin.g, y, mu), lin.h])
-    R, d, lam_plus, delta, regular = _newton(p, W, lin, sigma, rhs, s.delta, mu)
-    dzl = jnp.where(p.has_lower, mu / sl - zl - zl / sl * d, 0.0)
-    dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
-    alpha_max = _fraction_to_boundary(p, y, d, tau)
-    alpha_z = jnp.minimum(_dual_fraction(zl, dzl, p.has_lower, tau), _dual_fraction(zu, dzu, p.has_upper, tau))
-    slope = p.barrier_gradient(lin.g, y, mu) @ d
-    N = y.shape[0]
+def _barrier_update(p: Scaled, s: State, lin: Linearisation, options: NLPOptions):
+    """``μ`` decreased (eq. 7) where the barrier problem is solved to ``10 μ`` (eq. 6), never while restoring; the
+    filter emptied where it is."""
+    error_mu = optimality_error(p, s.y, s.lam, s.zl, s.zu, s.mu, lin)
+    mu = jnp.where((error_mu <= 10.0 * s.mu) & ~s.restoring,
+                   jnp.maximum(options.tol / 10, jnp.minimum(options.kappa_mu * s.mu, s.mu**options.theta_mu)), s.mu)
+    return mu, jax.tree.map(lambda a, b: jnp.where(mu < s.mu, a, b), s.filter.reset(), s.filter)
+
+
+def _step(p: Scaled, s: State, lin: Linearisation, R, rhs, d, alpha_max, tau, mu, flt, options: NLPOptions):
+    """The next point: by the filter line search with its second-order correction (eqs. 26–28), or, while
+    restoring, by backtracking on ``θ`` (:mod:`.restoration`). A failed line search with ``θ`` above `tol`
+    starts restoration from this point, which the filter then takes. Returns ``(y, α, ok, filter, restoring,
+    θ_ref)``."""
+    y, N = s.y, s.y.shape[0]
+    theta, phi = jnp.sum(jnp.abs(lin.h)), p.barrier(s.y, mu)
+    theta_of = lambda z: jnp.sum(jnp.abs(p.h(z)))  # noqa: E731
 
     def trial(z):
         h = p.h(z)
         return jnp.sum(jnp.abs(h)), p.barrier(z, mu), h
 
-    def corrected(h_trial):  # the second-order correction (eqs. 26–28)
+    def corrected(h_trial):
         d_soc, _ = newton_solve(R, p, lin, rhs.at[N:].set(-(alpha_max * lin.h + h_trial)))
         return y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
 
-    theta = jnp.sum(jnp.abs(lin.h))
-    y_new, alpha, ok, flt = search(flt, trial, corrected, y, d, alpha_max, theta, p.barrier(y, mu), slope,
-                                   options.max_backtracks)
-    y_new, alpha, restored = _restore(p, R, lin, rhs, y, tau, theta, ~ok & (theta > options.tol), y_new, alpha,
-                                      options.max_backtracks)
-    flt = jax.tree.map(lambda a, b: jnp.where(restored, a, b), flt.reset(), flt)
-    ok = ok | restored
-    lam_new = lam + alpha * (lam_plus - lam)
+    slope = p.barrier_gradient(lin.g, y, mu) @ d
+    y_f, alpha_f, ok_f, flt_f = search(flt, trial, corrected, y, d, alpha_max, theta, phi, slope,
+                                       options.max_backtracks, skip=s.restoring)
+    y_r, alpha_r, found = restoration.backtrack(theta_of, y, d, alpha_max, theta, s.restoring,
+                                                options.max_backtracks)
+    theta_r = theta_of(y_r)
+    leave = found & (theta_r <= restoration.KAPPA_RESTO * s.theta_ref) & flt.acceptable(theta_r, p.barrier(y_r, mu))
+    enter = ~s.restoring & ~ok_f & (theta > options.tol)
+    where = lambda c, a, b: jax.tree.map(lambda u, v: jnp.where(c, u, v), a, b)  # noqa: E731
+    flt = where(enter, flt.add(theta, phi), where(s.restoring, flt, flt_f))
+    alpha = jnp.where(s.restoring, alpha_r, jnp.where(enter, 0.0, alpha_f))
+    return (where(s.restoring, y_r, where(enter, y, y_f)), alpha, jnp.where(s.restoring, found, ok_f | enter), flt,
+            jnp.where(s.restoring, found & ~leave, enter), jnp.where(enter, theta, s.theta_ref))
+
+
+def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
+    """One iteration: derivatives, barrier update, Newton step (while restoring, the objective dropped and the
+    Hessian replaced by ``√μ I``), line search, multiplier update (``λ`` kept while restoring)."""
+    y, lam, zl, zu = s.y, s.lam, s.zl, s.zu
+    lin = linearise(p, y)
+    mc = lin.Jc.shape[0]
+    W = hessian(p.f, p.c, p.d, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
+    error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
+    converged = error <= options.tol
+    mu, flt = _barrier_update(p, s, lin, options)
+    tau = jnp.maximum(options.tau_min, 1.0 - mu)
+    sl, su = p.slacks(y)
+    sigma = p.sigma(y, zl, zu)
+    rhs = -jnp.concatenate([p.barrier_gradient(jnp.where(s.restoring, 0.0, lin.g), y, mu), lin.h])
+    R, d, lam_plus, delta, regular = _newton(p, restoration.proximity(W, s.restoring, mu), lin, sigma, rhs,
+                                             s.delta, mu)
+    dzl = jnp.where(p.has_lower, mu / sl - zl - zl / sl * d, 0.0)
+    dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
+    alpha_max = _fraction_to_boundary(p, y, d, tau)
+    alpha_z = jnp.minimum(_dual_fraction(zl, dzl, p.has_lower, tau), _dual_fraction(zu, dzu, p.has_upper, tau))
+    y_new, alpha, ok, flt, restoring, theta_ref = _step(p, s, lin, R, rhs, d, alpha_max, tau, mu, flt, options)
+    lam_new = lam + jnp.where(s.restoring, 0.0, alpha) * (lam_plus - lam)
     zl_new, zu_new = zl + alpha_z * dzl, zu + alpha_z * dzu
     # safeguard: z within a factor κ_Σ of μ / slack (eq. 16)
     sl_new, su_new = p.slacks(y_new)
@@ -234,34 +259,8 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
     return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,
-                 jnp.where(regular, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
-                 jnp.where(keep, s.step, step), result, done)
-
-
-def _restore(p: Scaled, R, lin: Linearisation, rhs, y, tau, theta, needed, y_new, alpha, max_backtracks):
-    """Where the line search failed with the constraints violated, a feasibility step from the same factors:
-    the Newton system without the objective's gradient, ``J d = −h`` with the least ``dᵀ(W + Σ)d``, accepted by
-    backtracking on ``θ = ‖h‖₁`` alone (a one-step stand-in for IPOPT's restoration phase, §3.3); the filter is
-    then reset. Returns ``(y, α, restored)``."""
-    N = y.shape[0]
-
-    def attempt(_):
-        d, _ = newton_solve(R, p, lin, rhs.at[:N].set(-p.barrier_gradient(jnp.zeros_like(y), y, 0.0)))
-        a_max = _fraction_to_boundary(p, y, d, tau)
-
-        def body(c):
-            k, a, _ = c
-            better = jnp.sum(jnp.abs(p.h(y + a * d))) <= (1 - 1e-4 * a) * theta
-            return k + 1, jnp.where(better, a, 0.5 * a), better
-
-        _, a, better = jax.lax.while_loop(lambda c: ~c[2] & (c[0] < max_backtracks), body,
-                                          (0, a_max, jnp.asarray(False)))
-        return y + a * d, a, better
-
-    skip = lambda _: (y_new, alpha, jnp.asarray(False))  # noqa: E731
-    y_r, a, better = jax.lax.cond(needed, attempt, skip, None)  # computed only where needed (outside vmap)
-    restored = needed & better
-    return jnp.where(restored, y_r, y_new), jnp.where(restored, a, alpha), restored
+                 jnp.where(regular & ~s.restoring, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
+                 jnp.where(keep, s.step, step), result, done, restoring & ~keep, theta_ref)
 
 
 def _singular(h, options) -> NLPResults:
@@ -287,13 +286,22 @@ def initial_point(p: Scaled, y0, options: NLPOptions):
     return jnp.where(p.has_upper, jnp.minimum(y, p.upper - pu), y)
 
 
-def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
-    """Run the iterations from ``y0`` (moved inside the bounds), ``λ = 0``, ``z = 1``."""
+def start(p: Scaled, y0, options: NLPOptions) -> State:
+    """The first iterate: ``y0`` moved inside the bounds, ``z = 1`` and the least-squares ``λ``
+    (:func:`.restoration.least_squares_multipliers`)."""
     y = initial_point(p, y0, options)
     one = jnp.ones_like(y)
+    zl, zu = jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0)
+    lin = linearise(p, y)
+    R = newton.factor(jnp.zeros((p.n, p.n), y.dtype), lin.Jc, lin.Jd, one[:p.n], one[p.n:], 0.0, 0.0,
+                      newton.structure(p.sparsity, lin.Jc.shape[0]))
+    lam = restoration.least_squares_multipliers(lambda r: newton_solve(R, p, lin, r), lin.g, zl, zu, lin.h)
     mu = jnp.asarray(options.mu_init, y.dtype)
     inf = jnp.full_like(mu, jnp.inf)
-    s = State(y, jnp.zeros(m, y.dtype), jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0), mu,
-              Filter.start(jnp.sum(jnp.abs(p.h(y)))), jnp.zeros_like(mu), inf, inf, jnp.asarray(0), NLPResults.successful,
-              jnp.asarray(False))
-    return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), s)
+    return State(y, lam, zl, zu, mu, Filter.start(jnp.sum(jnp.abs(lin.h))), jnp.zeros_like(mu), inf, inf,
+                 jnp.asarray(0), NLPResults.successful, jnp.asarray(False), jnp.asarray(False), inf)
+
+
+def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
+    """Run the iterations from :func:`start` (`m`, the number of constraints, is that of its multipliers)."""
+    return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), start(p, y0, options))
