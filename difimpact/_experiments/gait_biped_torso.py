@@ -12,7 +12,8 @@ import numpy as np
 
 from .._impact.ground import impact
 from .._models import BipedWithTorso
-from .._powered import OptimalGait, biped_torso_walker, optimal_gait
+from .._gait.stride import GaitResults
+from .._powered import OptimalGait, biped_torso_walker, optimal_gait, work_balance
 from .base import Outcome, check_that, experiment
 from .curves import monotone
 
@@ -22,6 +23,8 @@ STEP_LENGTH, SPEED = 0.5, 1.0  # [m], [m/s]: a fixed step time of 0.5 s
 SEGMENTS, QUICK_SEGMENTS = 80, 40  # Hermite–Simpson segments; the full run also solves on twice SEGMENTS
 MESH_RTOL = 1e-6  # rows on SEGMENTS against twice SEGMENTS: "converged to six digits"
 BALANCE_RTOL = 1e-5  # net actuator work against impact loss, by Simpson's rule on the mesh
+EXACT_BALANCE_RTOL = 1e-8  # the same on the exact periodic orbit under the optimal torques (work_balance)
+GRAZING = 1e-6  # [m/s]: a swing foot reaching the ground slower than this grazes it (no heel strike fires)
 COMPARED = ("cost", "xi_I", "trailing_lift_off_speed")
 
 
@@ -97,8 +100,10 @@ def biped_torso_powered(quick, progress):
     q4 = jnp.asarray([s["q4"] for s in strikes])
     upright = np.asarray(_impulsive_only(mu, q4, 0.5 * q4))
     leaning = np.asarray(_impulsive_only(mu, q4, jnp.asarray([s["q5"] for s in strikes])))
+    balances = [_exact_balance(g, s) for g, s in zip(progress(gaits, desc="exact orbits"), strikes)]
     checks = _checks(rows, gaits, strikes, upright, leaning, fine, segments)
-    table = _table(rows, gaits, strikes, upright, leaning, segments)
+    checks.insert(len(checks) - 4, _balance_check(balances, strikes))
+    table = _table(rows, gaits, strikes, upright, leaning, segments) + _balance_table(balances)
     return Outcome(rows, {"biped_torso_powered": _figure(rows, gaits, upright, leaning)}, checks, table)
 
 
@@ -126,7 +131,7 @@ def _checks(rows, gaits, strikes, upright, leaning, fine, segments):
                                             "ends as its foot comes back up at x = L")
     checks += [
         check_that("Energy balance of a periodic step on level ground: net actuator work per step = impact loss "
-                   f"T⁻ − T⁺ (Simpson's rule on the mesh, to {BALANCE_RTOL:g})", "steady gait",
+                   f"T⁻ − T⁺ (the mesh's balance: Simpson's rule, to {BALANCE_RTOL:g})", "steady gait",
                    "relative differences " + _listed(balance, ".1e"), max(balance) < BALANCE_RTOL),
         check_that("The trailing foot lifts off after heel strike, v_Sn⁺ > 0 (reported, not imposed)",
                    "Font & Kövecses 2008, eq. 4", "v_Sn⁺ = " + _listed(lift, ".4f", "m/s"), bool(np.all(lift > 0))),
@@ -147,6 +152,46 @@ def _checks(rows, gaits, strikes, upright, leaning, fine, segments):
                    + " rad/s (Font & Kövecses 2008: q̇4⁻ = 0, torso not rotating)", monotone(xi, False)),
     ]
     return checks
+
+
+def _exact_balance(gait, strike):
+    """:func:`~difimpact.work_balance` on the exact periodic orbit next to `gait` under its torques open loop;
+    ``None`` where the swing foot only grazes the ground at the step's end (``v_y⁻ ≥ −GRAZING``): there it has
+    stayed at or below the ground past half a step (μ_T = 2: the straight leg scuffs), the heel strike of the
+    hybrid model (armed 1e-6 m above the ground) never fires, and no periodic orbit with a heel strike is near."""
+    return None if strike["foot_vy"] >= -GRAZING else work_balance(gait, throw=False)
+
+
+def _balance_check(balances, strikes):
+    """The energy balance on the exact periodic orbits under the optimal torques (:func:`~difimpact.work_balance`),
+    every μ_T whose heel strike is a collision."""
+    done = [(m, b) for m, b in zip(MU_T, balances) if b is not None]
+    rel = [float(b.relative_error) for _, b in done]
+    solved = all(bool(b.result == GaitResults.successful) for _, b in done)
+    ok = bool(done) and solved and max(rel) <= EXACT_BALANCE_RTOL
+    grazing = [f"μ_T = {m:g} (v_y⁻ = {s['foot_vy']:.1e} m/s)" for m, s, b in zip(MU_T, strikes, balances) if b is None]
+    return check_that(
+        "Energy balance on the exact periodic orbit under the optimal torques: ∫Σuω dt = T⁻ − T⁺ (to "
+        f"{EXACT_BALANCE_RTOL:g}; the torques replayed open loop), every μ_T whose heel strike is a collision",
+        "work–energy theorem over a periodic step on level ground",
+        "relative differences " + ", ".join(f"{r:.1e}" for r in rel) + " (μ_T = " + ", ".join(
+            f"{m:g}" for m, _ in done) + "); the orbits start " + ", ".join(f"{float(b.distance):.1e}" for _, b in done)
+        + " from the collocated starts" + ("; no exact orbit for " + ", ".join(grazing) + ": the swing foot reaches "
+                                           "the ground tangentially from below, past half a step, and the heel "
+                                           "strike never fires" if grazing else ""), ok)
+
+
+def _balance_table(balances):
+    head = ("\nEnergy balance on the exact periodic orbit next to each optimum (its torques replayed open loop; "
+            "difimpact.work_balance) beside Simpson's rule on the mesh (—: no exact orbit, the swing foot grazes the "
+            "ground at heel strike):\n\n"
+            "| μ_T | actuator work [J] | impact loss T⁻ − T⁺ [J] | relative difference | Simpson's rule, mesh [J] | "
+            "relative difference, mesh | orbit's distance from the collocated start |\n|---|---|---|---|---|---|---|\n")
+    return head + "".join(
+        f"| {m:g} | — | — | — | — | — | — |\n" if b is None else
+        f"| {m:g} | {float(b.work):.10f} | {float(b.impact_loss):.10f} | {float(b.relative_error):.1e} | "
+        f"{float(b.mesh_work):.10f} | {_rel(float(b.mesh_work), float(b.impact_loss)):.1e} | "
+        f"{float(b.distance):.1e} |\n" for m, b in zip(MU_T, balances))
 
 
 def _figure(rows, gaits, upright, leaning):
