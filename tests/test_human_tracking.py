@@ -187,8 +187,8 @@ def _ipopt(problem, z0, max_iter=300, tol=1e-9):
     return np.asarray(res["x"]).reshape(-1), solver.stats()
 
 
-SOLVER = ("solve_nlp does not converge on this transcription yet: local infeasibility after 64 iterations from the "
-          "guess (docs/human-gait.md, Tracking gait)")
+SOLVER = ("solve_nlp does not converge on this transcription yet: local infeasibility from the guess "
+          "(docs/human-gait.md, Tracking gait)")
 
 
 @pytest.fixture(scope="module")
