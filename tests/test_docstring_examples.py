@@ -82,7 +82,7 @@ def test_gait_examples(capsys):
     ns, out = run("periodic_gait", capsys)
     assert out.startswith("True")
     np.testing.assert_allclose(ns["gait"].x, [-0.20031, 0.19983, 0.01582], atol=1e-5)
-    np.testing.assert_allclose(np.sort(abs(di.floquet_multipliers(ns["walker"], ns["gait"]))), [0.0, 0.589, 0.589],
+    np.testing.assert_allclose(np.sort(abs(di.floquet_multipliers(ns["gait"]))), [0.0, 0.589, 0.589],
                                atol=1e-3)
 
     ns, out = run("continue_gait", capsys)

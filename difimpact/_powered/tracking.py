@@ -10,10 +10,10 @@ import optimistix as optx
 
 from .._custom_types import Array, Bool, Complex, Float, Int, Scalar
 from .._gait.fixed_point import newton
+from .._gait.stability import multipliers as floquet
 from .._gait.stride import GaitResults
 from .._hybrid import HybridResults, solve_hybrid
 from .._impact.constrained import ImpactResults
-from .._linalg import eigvals
 from .._validation import as_float, count, instance, positive, tolerance
 from .optimal import OptimalGait
 from .tracking_system import TrackingSystem
@@ -211,9 +211,7 @@ def _tracking_floquet(gait, x0, kp, kd, clock, options, rtol, atol, max_steps):
         return info.x, info
 
     jac, info = jax.jacfwd(step, has_aux=True)(sol.value)
-    # ∂P/∂x is at most 10 × 10 for the walkers here: LAPACK's eigenvalues, never a batch of them (the closed
-    # forms of `~difimpact.eigenvalues` stop at 3 × 3).
-    multipliers = eigvals(jac)
+    multipliers = floquet(jac)  # the gaits' one function of the multipliers
     multipliers = multipliers[jnp.argsort(-jnp.abs(multipliers))]
     radius = jnp.abs(multipliers[0])
     result = GaitResults.where(
