@@ -133,10 +133,8 @@ def gait_human_predicted(quick, progress):
 
 
 def _checks(best, gaits, ros, rep):
-    xi = ros["xi"]
     balance = abs(rep["work"] + rep["contact_work"] - rep["energy_change"]) / abs(rep["work"])
     periodic = abs(rep["work"] + rep["contact_work"] - rep["impact_loss"]) / abs(rep["work"])
-    paper = seed002.PAPER_AT_REF_PCT
     return [
         check_that("The optimal step is found (interior point converged) from every start", "—",
                    ", ".join(f"{float(g.cost):.1f} ({'ok' if int(g.result._value) == 0 else 'failed'})"
@@ -152,6 +150,15 @@ def _checks(best, gaits, ros, rep):
                    f"{rep['impact_loss']:.3f} J", balance < BALANCE_RTOL),
         check_that("Over the periodic step the actuators' work equals the heel strike's loss", "Ros et al. 2015, eq. 23",
                    f"relative difference {periodic:.1e}", periodic < 1e-6),
+        *ros_checks(ros),
+    ]
+
+
+def ros_checks(ros) -> list:
+    """Ros et al.'s blocking order and the trailing foot's behaviour at a gait's heel strike (`ros`: from
+    :func:`blocking`), as checks; shared by the predicted and the tracked gait."""
+    xi, paper = ros["xi"], seed002.PAPER_AT_REF_PCT
+    return [
         check_that("Blocking more joints of the leading leg raises ξ at heel strike (ankle < ankle+knee < "
                    "ankle+knee+hip)", f"Ros et al. §4.3: {paper['ankle']}/{paper['ankle+knee']}/"
                    f"{paper['ankle+knee+hip']} % at ω0 = −1 rad/s",

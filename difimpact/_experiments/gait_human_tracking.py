@@ -12,7 +12,7 @@ from .._human_gait import tracking as tr
 from .._nlp import NLPOptions
 from . import seed002
 from .base import Outcome, check_that, experiment
-from .gait_human import CASES, _human, blocking, node_rows, summary_row
+from .gait_human import CASES, _human, blocking, node_rows, ros_checks, summary_row
 from .plotting import panel_grid
 
 SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
@@ -89,8 +89,6 @@ def gait_human_tracking(quick, progress):
 
 
 def _checks(gait, row, ros):
-    xi = ros["xi"]
-    paper = seed002.PAPER_AT_REF_PCT
     worst = min(row[f"within_{j}"] for j in JOINTS)
     return [
         check_that("The tracking step is found (interior point converged)", "—",
@@ -105,14 +103,7 @@ def _checks(gait, row, ros):
                    f"{row['Fy_peak2_measured']:.2f} BW",
                    f"{row['Fy_peak1_model']:.2f} / {row['Fy_trough_model']:.2f} / {row['Fy_peak2_model']:.2f} BW",
                    row["Fy_trough_model"] < min(row["Fy_peak1_model"], row["Fy_peak2_model"]) - 0.05),
-        check_that("Blocking more joints of the leading leg raises ξ at heel strike (ankle < ankle+knee < "
-                   "ankle+knee+hip)", f"Ros et al. §4.3: {paper['ankle']}/{paper['ankle+knee']}/"
-                   f"{paper['ankle+knee+hip']} % at ω0 = −1 rad/s",
-                   " / ".join(f"{100 * xi[c]:.1f} %" for c in CASES[1:]) + f" at the gait's ω0 = "
-                   f"{ros['omega0']:+.2f} rad/s (none: {100 * xi['none']:.1f} %)",
-                   xi["ankle"] < xi["ankle+knee"] < xi["ankle+knee+hip"]),
-        check_that("The trailing foot stays on the ground at heel strike (no blocking)", "Ros et al. eq. 9, "
-                   "observed in normal gait", ros["trailing"]["none"], ros["trailing"]["none"] == "stays"),
+        *ros_checks(ros),
     ]
 
 
