@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import optax
 
 from ._custom_types import Array, Float, Scalar
-from ._results import RESULTS, deprecated_items
+from ._results import RESULTS, deprecated_items, error_if_failed
 from ._validation import as_float, check, count, flag, positive, real
 
 
@@ -56,6 +56,9 @@ class OptimiseResults(RESULTS):  # pyright: ignore
 
 deprecated_items(OptimiseResults, non_finite_objective="nonfinite", non_finite_constraints="nonfinite",
                  non_finite_gradient="nonfinite", non_finite_step="diverged")
+_NONFINITE = ("The objective `fn`, the `constraints` or their gradient returned NaN or inf at an iterate of "
+              "`minimise` (`params` holds the last finite iterate): keep the parameters in the functions' "
+              "domain (bounds, a projection) or rescale them.")
 
 
 class OptimiseResult(eqx.Module):
@@ -277,4 +280,4 @@ def minimise(
         params=params, value=value, constraints=g_end, multipliers=end.multipliers, history_value=f_hist[:-1],
         history_constraints=g_hist[:-1], result=result,
     )
-    return result.error_if(out, result != OptimiseResults.successful) if flag("throw", throw) else out
+    return error_if_failed(out, result, OptimiseResults, _NONFINITE) if flag("throw", throw) else out

@@ -375,9 +375,9 @@ CASES = [
     ("minimise-fn-not-callable", lambda: _minimise(fn=3.0), EAGER, "`fn` must be a function"),
     ("minimise-steps-bool", lambda: _minimise(steps=True), EAGER, "`steps` must be an integer"),
     ("minimise-objective-nan", lambda: _minimise(fn=lambda p: jnp.sum(jnp.log(p)), optimiser=optax.sgd(2.0)), TRACED,
-     r"Nonfinite \(inf or nan\) values"),
+     "The objective `fn`, the `constraints` or their gradient returned NaN or inf"),
     ("minimise-constraints-nan", lambda: _minimise(constraints=lambda p: jnp.sqrt(p[:1] - 0.5), rounds=2), TRACED,
-     r"Nonfinite \(inf or nan\) values"),
+     "The objective `fn`, the `constraints` or their gradient returned NaN or inf"),
     ("minimise-step-overflow", lambda: _minimise(fn=lambda p: jnp.sum(p**4), optimiser=optax.sgd(1e308)), TRACED,
      "The `optimiser` step gave NaN or inf"),
     # -- the worked examples

@@ -211,7 +211,7 @@ def test_elastic_contact_returns_the_energy():
     assert abs(out.normal_work[0]) < 1e-8 * model.kinetic_energy(q, qdot)
     assert np.isclose(E1, E0, rtol=1e-9)
     assert out.tangential_impulse[0] == 0 and out.normal_impulse[0] > 0
-    # Separation at δ = 0, less the 1e-9 mm by which the phase engine arms its events (`_ARM`): 1e-12 m, give or
+    # Separation at δ = 0, less the 1e-9 mm by which the phase engine arms its events (`difimpact._hybrid.EVENT_SHIFT`): 1e-12 m, give or
     # take the rounding of the root find.
     assert abs(model.point(out.q_plus, "Q")[1]) < 2e-12
 
