@@ -10,14 +10,16 @@ they are differentiable, so the gradient with respect to a posture angle include
 geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an implicit-function derivative).
 """
 
+import warnings
+
 from ._compliant import compliant_impact
-from ._contact import Contact
-from ._contact.naming import names_and_laws
+from ._contact import Contact, Coulomb
+from ._contact.naming import is_contacts, names_and_laws
 from ._custom_types import Array, Config, Float, Scalar, Velocity
 from ._impact.frictional_ground import frictional_impact
 from ._impact.ground import impact
-from ._models.base import AbstractPlanarModel
 from ._linalg import full_precision
+from ._models.base import AbstractPlanarModel
 
 
 def energy_loss(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options) -> Scalar:
@@ -54,19 +56,37 @@ def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velo
     return model.point_jacobian(q, point) @ qdot_plus
 
 
-def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
-    """``μ − μ_c``, with ``μ_c = |w_nt| / w_tt`` the critical friction of the contact's impact (Font-Llagunes et al.
-    2012, eq. 8) and ``μ`` its :class:`~difimpact.Coulomb` coefficient. Positive: a stick, once reached, is kept
-    (Table 2) — an impact from rest sticks, but one that starts sliding may still end sliding (crutch walker,
-    ``q3 = 12°``, ``q̇5 = −0.2``: ``μ_c = 0.675``, yet it ends sliding for ``μ < 0.690``). Negative: the contact
-    cannot stay stuck. For "the impact ends stuck" use :func:`sticking_margin`."""
-    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact.point,
-                                                       friction=contact.friction_law).mu_c
+def _deprecated_contact(fn: str, point, friction):
+    """`point` and its friction law: a point name with `friction`, or (deprecated) a :class:`Contact`."""
+    if not isinstance(point, Contact):
+        return point, friction
+    if friction is not None:
+        raise TypeError(f"`{fn}`: pass a point name with `friction=`, or a Contact alone (deprecated), not both.")
+    warnings.warn(f"`{fn}(model, q, qdot, Contact(...))` is deprecated and will be removed in the next release: "
+                  f"name the point and pass its law, `{fn}(model, q, qdot, \"Q\", friction=Coulomb(mu))`.",
+                  DeprecationWarning, stacklevel=3)
+    return point.point, point.friction_law
 
 
-def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, contact: Contact) -> Scalar:
-    r"""``μ − μ_stick``: non-negative exactly when the frictional impact ends stuck (``v_t⁺ = 0``: regime
-    ``stick`` or ``slide-stick`` of :func:`~difimpact.frictional_impact`).
+def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str, *,
+                   friction: Coulomb | None = None) -> Scalar:
+    """``μ − μ_c``, with ``μ_c = |w_nt| / w_tt`` the critical friction of the impact at `point` (Font-Llagunes et
+    al. 2012, eq. 8) and ``μ`` the coefficient of its :class:`~difimpact.Coulomb` law `friction` (as
+    :func:`~difimpact.frictional_impact` names a contact). Positive: a stick, once reached, is kept (Table 2) —
+    an impact from rest sticks, but one that starts sliding may still end sliding (crutch walker, ``q3 = 12°``,
+    ``q̇5 = −0.2``: ``μ_c = 0.675``, yet it ends sliding for ``μ < 0.690``). Negative: the contact cannot stay
+    stuck. For "the impact ends stuck" use :func:`sticking_margin`. A :class:`~difimpact.Contact` in place of
+    `point` and `friction` is deprecated."""
+    point, friction = _deprecated_contact("sliding_margin", point, friction)
+    hit = frictional_impact(model, q, qdot_minus, point, friction=friction)  # validates `friction`
+    return friction.mu - hit.mu_c
+
+
+def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str, *,
+                    friction: Coulomb | None = None) -> Scalar:
+    r"""``μ − μ_stick``: non-negative exactly when the frictional impact at `point` with the
+    :class:`~difimpact.Coulomb` law `friction` ends stuck (``v_t⁺ = 0``: regime ``stick`` or ``slide-stick`` of
+    :func:`~difimpact.frictional_impact`).
 
     ``μ_stick = max(μ_c, |P_t^*| / P_n^*)`` (:attr:`FrictionalImpactSolution.mu_stick`), with $P^* = -W^{-1} v^-$
     the impulse of the sticking map ($W = A M^{-1} A^T$, ``v⁻`` the contact point's pre-impact velocity): an
@@ -74,20 +94,31 @@ def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
     cone, ``|P_t^*| ≤ μ P_n^*``; and the stick must be kept, ``μ ≥ μ_c`` (Font-Llagunes et al. 2012, eq. 8 and
     Table 2). Differentiable wherever ``|P_t^*|/P_n^* ≠ μ_c`` and ``P_t^* ≠ 0`` (a closed form in ``M``, the
     contact rows and ``q̇⁻``); ``−inf`` (zero gradient) when $P_n^* \le 0$: no friction ends that impact stuck.
+    A :class:`~difimpact.Contact` in place of `point` and `friction` is deprecated.
     """
-    return contact.friction_law.mu - frictional_impact(model, q, qdot_minus, contact.point,
-                                                       friction=contact.friction_law).mu_stick
+    point, friction = _deprecated_contact("sticking_margin", point, friction)
+    hit = frictional_impact(model, q, qdot_minus, point, friction=friction)
+    return friction.mu - hit.mu_stick
 
 
-def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
-                       contacts: tuple[Contact, ...], **compliant_options) -> Scalar:
-    """Peak normal force of the first contact during the compliant contact phase [N] (Font-Llagunes et al. 2010, §1: the
-    compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``, the
-    maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, O(h⁴) in the
+def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, points, *, normal=None,
+                       friction=None, **compliant_options) -> Scalar:
+    """Peak normal force of the first contact of `points` during the compliant contact phase [N] (Font-Llagunes
+    et al. 2010, §1: the compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``,
+    the maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, O(h⁴) in the
     step and differentiated by the envelope theorem (:func:`~difimpact._compliant.peak.peak_force`).
 
-    `compliant_options` are those of :func:`~difimpact.compliant_impact`.
+    `points`, `normal`, `friction` and `compliant_options` are those of :func:`~difimpact.compliant_impact`
+    (contacts named by point, laws by keyword); a :class:`~difimpact.Contact` or a tuple of them in place of
+    `points` is deprecated.
     """
-    points, normal, friction = names_and_laws((contacts,) if isinstance(contacts, Contact) else contacts)
+    if is_contacts(points):
+        warnings.warn("`peak_contact_force(model, q, qdot, contacts)` with Contact objects is deprecated and will be "
+                      "removed in the next release: name the points and pass the laws, `peak_contact_force(model, "
+                      "q, qdot, \"Q\", normal=…, friction=…)`.", DeprecationWarning, stacklevel=2)
+        if normal is not None or friction is not None:
+            raise TypeError("`peak_contact_force`: pass point names with `normal=`/`friction=`, or Contact objects "
+                            "alone (deprecated), not both.")
+        points, normal, friction = names_and_laws((points,) if isinstance(points, Contact) else points)
     return compliant_impact(model, q, qdot_minus, points, normal=normal, friction=friction,
                             **compliant_options).peak_normal_force[0]

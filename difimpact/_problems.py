@@ -260,11 +260,12 @@ def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6
         return model.pre_impact_state(x[0], -0.2, q4=x[1])
 
     def peak(x):
-        return 1e-3 * peak_contact_force(model, *state(x), (contact,), rtol=rtol, atol=1e-2 * rtol,
+        return 1e-3 * peak_contact_force(model, *state(x), "Q", normal=contact.normal_law,
+                                         friction=contact.friction_law, rtol=rtol, atol=1e-2 * rtol,
                                          max_steps=256, adjoint=diffrax.ForwardMode())
 
     def constraints(x):
-        return (1.0 - sliding_margin(model, *state(x), contact) / margin)[None]
+        return (1.0 - sliding_margin(model, *state(x), "Q", friction=contact.friction_law) / margin)[None]
 
     lower, upper = _bounds((math.radians(3.0), math.radians(21.0)), (0.0, math.radians(20.0)))
     return Problem(forward_mode_gradient(peak), constraints, lower, upper, ("q3", "q4"))

@@ -116,7 +116,8 @@ def test_compliant_impact_by_name_and_by_contact_agree():
     assert "compliant_impact(model, q, qdot_minus, ('Q',)" in str(found[0].message)
     _same(named, old)
     np.testing.assert_allclose(named.normal_impulse, [14.41], atol=0.01)
-    np.testing.assert_allclose(di.peak_contact_force(WALKER, Q, QDOT, (TIP,), **options), named.peak_normal_force[0])
+    np.testing.assert_allclose(di.peak_contact_force(WALKER, Q, QDOT, "Q", normal=TIP.normal_law,
+                                                    friction=TIP.friction_law, **options), named.peak_normal_force[0])
 
 
 # -- impulsive: blocked, restitution and blocked_active values are traced ------------------------------------------

@@ -90,12 +90,12 @@ def test_sliding_margin_crutch(rng):
 
     def fn(x):
         q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
-        return di.sliding_margin(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75)))
+        return di.sliding_margin(model, q, qdot, "Q", friction=di.Coulomb(0.75))
 
     values = _check(fn, _uniform(rng, [math.radians(3), 0.0, -0.2], [math.radians(21), math.radians(20), 0.4]),
                     1e-6)
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
-    np.testing.assert_allclose(di.sliding_margin(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.75))),
+    np.testing.assert_allclose(di.sliding_margin(model, q, qdot, "Q", friction=di.Coulomb(0.75)),
                                0.75 - 0.675, atol=1e-3)  # CONVENTIONS check
     assert values.shape == (3,)
 
@@ -108,9 +108,9 @@ def test_sticking_margin_crutch(rng):
 
     def parts(x):
         q, qdot = model.pre_impact_state(x[0], x[2], q4=x[1])
-        contact = di.Contact("Q", friction_law=di.Coulomb(x[3]))
-        hit = di.frictional_impact(model, q, qdot, "Q", friction=contact.friction_law)
-        return di.sticking_margin(model, q, qdot, contact), hit.regime
+        law = di.Coulomb(x[3])
+        hit = di.frictional_impact(model, q, qdot, "Q", friction=law)
+        return di.sticking_margin(model, q, qdot, "Q", friction=law), hit.regime
 
     _check(lambda x: parts(x)[0], _uniform(rng, [math.radians(3), 0.0, -0.2, 0.4],
                                            [math.radians(21), math.radians(20), 0.4, 1.2]), 1e-6)
@@ -122,8 +122,7 @@ def test_sticking_margin_crutch(rng):
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
     hit = di.frictional_impact(model, q, qdot, "Q", friction=di.Coulomb(0.68))
     np.testing.assert_allclose([hit.mu_c, hit.mu_stick], [0.67547, 0.69012], atol=1e-5)
-    assert hit.regime_name == "slide" and di.sliding_margin(model, q, qdot, di.Contact(
-        "Q", friction_law=di.Coulomb(0.68))) > 0
+    assert hit.regime_name == "slide" and di.sliding_margin(model, q, qdot, "Q", friction=di.Coulomb(0.68)) > 0
 
 
 def test_crutch_peak_force_constraint_ends_stuck():
@@ -151,7 +150,7 @@ def test_peak_contact_force_gradient(rng):
 
     def fn(x):
         q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])
-        return di.peak_contact_force(model, q, qdot, (contact,))
+        return di.peak_contact_force(model, q, qdot, "Q", normal=contact.normal_law, friction=contact.friction_law)
 
     value_and_grad = jax.jit(jax.value_and_grad(fn))
     x = _uniform(rng, [math.radians(8), math.radians(5)], [math.radians(16), math.radians(15)], n=1)[0]
@@ -163,3 +162,16 @@ def test_peak_contact_force_gradient(rng):
                    for e in np.eye(2)])
     np.testing.assert_allclose(grad, fd, rtol=1e-4)
     assert 3e3 < value < 1e4  # the range of seed 000's peak tip forces [N]
+
+
+def test_margins_with_a_contact_are_deprecated():
+    """The margins' deprecated form (a :class:`Contact` for the point and its law) warns and equals the named one."""
+    model = di.CrutchWalker()
+    q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
+    contact = di.Contact("Q", friction_law=di.Coulomb(0.68))
+    for fn in (di.sliding_margin, di.sticking_margin):
+        with pytest.warns(DeprecationWarning, match=fn.__name__):
+            old = fn(model, q, qdot, contact)
+        assert old == fn(model, q, qdot, "Q", friction=di.Coulomb(0.68))
+    with pytest.raises(TypeError, match="not both"):
+        di.sliding_margin(model, q, qdot, contact, friction=di.Coulomb(0.5))
