@@ -95,7 +95,7 @@ def _checks(gait, row, ros):
                    f"{gait.result} after {int(gait.iterations)} iterations, cost {float(gait.cost):.1f}",
                    int(gait.result._value) == 0),
         check_that(f"The joint angles lie within the measured mean ± 1 SD over ≥ {100 * WITHIN:.0f} % of the cycle",
-                   "issue 37's acceptance (Winter's inter-subject SD)",
+                   "the acceptance goal (Winter's inter-subject SD)",
                    ", ".join(f"{j} {100 * row[f'within_{j}']:.1f} % (RMS {row[f'rms_{j}']:.1f}°)" for j in JOINTS),
                    worst >= WITHIN),
         check_that("The vertical ground force has the two peaks of walking (a mid-stance trough below both)",
