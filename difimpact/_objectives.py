@@ -10,11 +10,9 @@ they are differentiable, so the gradient with respect to a posture angle include
 geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an implicit-function derivative).
 """
 
-import warnings
-
 from ._compliant import compliant_impact
 from ._contact import Contact, Coulomb
-from ._contact.naming import is_contacts, names_and_laws
+from ._contact.naming import is_contacts, names_and_laws, warn_contact_form
 from ._custom_types import Array, Config, Float, Scalar, Velocity
 from ._impact.frictional_ground import frictional_impact
 from ._impact.ground import impact
@@ -62,9 +60,7 @@ def _deprecated_contact(fn: str, point, friction):
         return point, friction
     if friction is not None:
         raise TypeError(f"`{fn}`: pass a point name with `friction=`, or a Contact alone (deprecated), not both.")
-    warnings.warn(f"`{fn}(model, q, qdot, Contact(...))` is deprecated and will be removed in the next release: "
-                  f"name the point and pass its law, `{fn}(model, q, qdot, \"Q\", friction=Coulomb(mu))`.",
-                  DeprecationWarning, stacklevel=3)
+    warn_contact_form(fn, f'{fn}(model, q, qdot, "Q", friction=Coulomb(mu))')
     return point.point, point.friction_law
 
 
@@ -113,9 +109,7 @@ def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Veloci
     `points` is deprecated.
     """
     if is_contacts(points):
-        warnings.warn("`peak_contact_force(model, q, qdot, contacts)` with Contact objects is deprecated and will be "
-                      "removed in the next release: name the points and pass the laws, `peak_contact_force(model, "
-                      "q, qdot, \"Q\", normal=…, friction=…)`.", DeprecationWarning, stacklevel=2)
+        warn_contact_form("peak_contact_force", 'peak_contact_force(model, q, qdot, "Q", normal=…, friction=…)', 3)
         if normal is not None or friction is not None:
             raise TypeError("`peak_contact_force`: pass point names with `normal=`/`friction=`, or Contact objects "
                             "alone (deprecated), not both.")

@@ -125,9 +125,9 @@ def is_contacts(x) -> bool:
     return isinstance(x, (tuple, list)) and bool(x) and all(isinstance(c, Contact) for c in x)
 
 
-def warn_contact_form(function: str, new: str) -> None:
+def warn_contact_form(function: str, new: str, stacklevel: int = 4) -> None:
     """Warn that `function` was given :class:`Contact` descriptions, with the form to use instead (at the caller
-    of the public function: three frames up, through the edge and its normaliser)."""
+    of the public function: by default three frames up, through the edge and its normaliser)."""
     warnings.warn(f"passing `Contact` descriptions to `{function}` is deprecated and will be removed in the next "
                   f"release: name the contact by its point and give its laws by keyword, `{new}`.",
-                  DeprecationWarning, stacklevel=4)
+                  DeprecationWarning, stacklevel=stacklevel)
