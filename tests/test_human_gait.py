@@ -32,7 +32,7 @@ def scipy_integrate(rhs, span, y0):
 
 
 SOLVER = ("solve_nlp does not converge on this transcription yet: with the inertia correction its iterates still "
-          "reach a point where the constraints' Jacobian loses rank (docs/human-gait.md, Status)")
+          "reach a nearly singular Newton matrix (docs/human-gait.md, Status)")
 
 
 @pytest.fixture(scope="module")
