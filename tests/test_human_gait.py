@@ -31,8 +31,8 @@ def scipy_integrate(rhs, span, y0):
     return sol.y[:, -1]
 
 
-SOLVER = ("solve_nlp does not converge on this transcription yet: its curvature test accepts Newton steps of the "
-          "wrong inertia (docs/human-gait.md, Status)")
+SOLVER = ("solve_nlp does not converge on this transcription yet: with the inertia correction its iterates still "
+          "reach a nearly singular Newton matrix (docs/human-gait.md, Status)")
 
 
 @pytest.fixture(scope="module")

@@ -80,8 +80,9 @@ def to_band(s: BandedStructure, a: Float[Array, "n n"]) -> Float[Array, "n w"]:
     return jnp.where(valid, ap[rows, np.clip(cols, 0, n - 1)], 0.0)
 
 
-def factor(s: BandedStructure, band: Float[Array, "n w"]) -> BandedLU:
-    """Gaussian elimination with partial pivoting on the band storage (a ``fori_loop`` over the columns)."""
+def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True) -> BandedLU:
+    """Gaussian elimination with partial pivoting on the band storage (a ``fori_loop`` over the columns); without
+    pivoting where `pivoting` is false (the pivots' signs are then the inertia of a symmetric matrix)."""
     n, kl, ku = band.shape[0], s.lower, s.upper
     scale = jnp.max(jnp.abs(band))
     tiny = jnp.finfo(band.dtype).tiny
@@ -97,7 +98,7 @@ def factor(s: BandedStructure, band: Float[Array, "n w"]) -> BandedLU:
         slab = jax.lax.dynamic_slice_in_dim(B, j, kl + 1, axis=0)
         win = slab[skew]
         live = (j + np.arange(kl + 1)) < n
-        p = jnp.argmax(jnp.where(live, jnp.abs(win[:, 0]), -1.0))
+        p = jnp.argmax(jnp.where(live, jnp.abs(win[:, 0]), -1.0)) if pivoting else jnp.zeros((), int)
         win = swap_rows(win, 0, p)
         pivot = jnp.where(win[0, 0] == 0, tiny, win[0, 0])
         l = win[1:, 0] / pivot

@@ -9,10 +9,12 @@ $$\begin{bmatrix} W + Σ + δ_w I & ∇h^T \\ ∇h & -δ_c I \end{bmatrix}
   \begin{bmatrix} d_y \\ λ^+ \end{bmatrix} = -\begin{bmatrix} ∇f - μ (Y - L)^{-1} e + μ (U - Y)^{-1} e \\ h
   \end{bmatrix},\qquad Σ = Z_L (Y - L)^{-1} + Z_U (U - Y)^{-1},$$
 
-with ``W`` the exact Hessian of the Lagrangian by automatic differentiation. Where IPOPT corrects the inertia
-of this matrix, a dense ``LU`` (:mod:`.dense`) gives none, so ``δ_w`` is raised until the step has positive
-curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y`` (the inertia-free test of Chiang & Zavala, *An inertia-free
-filter line-search algorithm for large-scale nonlinear programming*, Comput. Optim. Appl. 64, 2016). Steps are
+with ``W`` the exact Hessian of the Lagrangian by automatic differentiation. ``δ_w`` is raised as IPOPT's inertia
+correction does (§3.1) until the matrix has the inertia ``(n, m, 0)`` (:mod:`.inertia`: a Cholesky attempt of the
+augmented-Lagrangian matrix, or the pivots' signs of a banded elimination without pivoting, since the ``LU`` that
+solves the system gives no inertia) and the step has positive curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y``
+(the test of Chiang & Zavala, *An inertia-free filter line-search algorithm for large-scale nonlinear
+programming*, Comput. Optim. Appl. 64, 2016). Steps are
 kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by IPOPT's filter line
 search with a second-order correction (:mod:`.filter`); where it fails with the constraints violated, the
 iterations restore feasibility (:mod:`.restoration`, §3.3) before they go on. The multipliers start at their
@@ -144,11 +146,11 @@ def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
 
     def attempt(delta_w, delta_c):
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,
-                          newton.structure(p.sparsity, lin.Jc.shape[0]))
+                          newton.structure(p.sparsity, lin.Jc.shape[0]), test_inertia=True)
         d, lam = newton_solve(R, p, lin, rhs)
         curvature = d[:n] @ (W @ d[:n]) + d @ ((sigma + delta_w) * d)
         singular = R.lu.min_pivot < 1e-30
-        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(
+        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & R.inertia & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(
             jnp.isfinite(lam))
         return R, d, lam, ok, singular
 

@@ -23,8 +23,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from .._custom_types import Array, Float
-from . import banded
+from .._custom_types import Array, Bool, Float
+from . import banded, inertia
 from .dense import LU, lu_factor, lu_solve
 from .sparsity import Sparsity
 
@@ -50,6 +50,7 @@ class Reduced(eqx.Module):
     Jd: Float[Array, "md n"]
     E: Float[Array, " md"]
     D: Float[Array, " md"]
+    inertia: Bool[Array, ""]
     band: banded.BandedStructure | None = eqx.field(static=True)
 
 
@@ -63,10 +64,20 @@ def matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c):
     return K, D, E
 
 
-def factor(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c, band: banded.BandedStructure | None = None) -> Reduced:
+def factor(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c, band: banded.BandedStructure | None = None,
+           test_inertia: bool = False) -> Reduced:
+    """The factors; with `test_inertia`, also whether the matrix has the inertia ``(n, m_c, 0)`` that IPOPT's
+    inertia correction asks for (:mod:`.inertia`; else ``True``)."""
     K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
     lu = lu_factor(K) if band is None else banded.factor(band, banded.to_band(band, K))
-    return Reduced(lu, Jd, E, D, band)
+    n = W.shape[0]
+    if not test_inertia:
+        ok = jnp.asarray(True)
+    elif band is None:
+        ok = inertia.dense(K[:n, :n], Jc, W)
+    else:
+        ok = inertia.band(band, K[:n, :n], Jc, W)
+    return Reduced(lu, Jd, E, D, ok, band)
 
 
 def solve(R: Reduced, rx, rs, rc, rd):

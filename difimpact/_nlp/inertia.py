@@ -1,0 +1,78 @@
+r"""Inertia tests of the reduced Newton matrix for IPOPT's inertia correction (Wächter & Biegler 2006, §3.1).
+
+The reduced matrix ``K = [[A, J_cᵀ], [J_c, −δ_c I]]`` has the wanted inertia ``(n, m_c, 0)`` iff ``A`` is positive
+definite on the null space of ``J_c`` (with ``J_c`` of full rank). By the Schur complement of the ``−γ I`` block
+(``γ > 0``), ``T = [[A, J_cᵀ], [J_c, −γ I]]`` has inertia ``inertia(A + J_cᵀ J_c / γ) + (0, m_c, 0)``, and for ``1/γ``
+large enough ``A + J_cᵀ J_c / γ`` is positive definite iff ``A`` is on ``null(J_c)`` (Debreu's lemma). So
+
+* dense: a Cholesky attempt of ``A + ρ J_cᵀ J_c`` (LAPACK's ``potrf`` for one matrix, an ``LDLᵀ`` loop under
+  ``vmap`` off the CPU: never a batched LAPACK call), positive definite iff every pivot is positive;
+* banded: ``T`` with ``γ = 1/ρ`` eliminated without pivoting in the band ordering (:func:`.banded.factor` with
+  ``pivoting=False``): by Sylvester's law of inertia, the signs of its pivots are the inertia of ``T``, so the test
+  passes iff exactly ``m_c`` pivots are negative and none is zero.
+
+``ρ = 10⁶ max(1, max|W|) / max|J_c|²`` (``W`` the Hessian, the indefinite part of ``A``): large against it yet small enough that the rounding of ``ρ J_cᵀ J_c``
+(``ε ρ max|J_c|²``) stays far below ``A``'s curvature.
+"""
+
+import jax
+import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
+
+from .._custom_types import Array, Bool, Float
+from . import banded
+from .dense import _batched
+
+_RHO = 1e6
+
+
+def penalty(W: Float[Array, "n n"], Jc: Float[Array, "mc n"]) -> Float[Array, ""]:
+    """``ρ`` of the augmented-Lagrangian test, scaled by the Hessian ``W`` (the rest of ``A`` is positive
+    semidefinite, and a barrier weight of ``10¹⁰`` must not make ``ρ J_cᵀ J_c`` swamp ``W``'s curvature)."""
+    jmax = jnp.max(jnp.square(Jc), initial=0.0)
+    return _RHO * jnp.maximum(1.0, jnp.max(jnp.abs(W))) / jnp.where(jmax > 0, jmax, 1.0)
+
+
+def _loop_pivots(a):
+    """The pivots of ``a = L D Lᵀ`` without pivoting (a ``fori_loop`` over the columns)."""
+    n = a.shape[0]
+    idx = jnp.arange(n)
+
+    def step(k, carry):
+        a, d = carry
+        p = a[k, k]
+        below = idx > k
+        l = jnp.where(below, a[:, k], 0.0) / jnp.where(p != 0, p, 1.0)
+        a = a - l[:, None] * jnp.where(below, a[k], 0.0)[None, :]
+        return a, d.at[k].set(p)
+
+    return jax.lax.fori_loop(0, n, step, (a, jnp.zeros(n, a.dtype)))[1]
+
+
+@custom_vmap
+def _pivots(a):
+    """The pivots of ``a``'s ``LDLᵀ`` (``NaN`` where the Cholesky factorisation fails)."""
+    return jnp.square(jnp.diagonal(jax.lax.linalg.cholesky(a, symmetrize_input=False)))
+
+
+@_pivots.def_vmap
+def _pivots_batched(axis_size, in_batched, a):
+    return _batched(_pivots, _loop_pivots, axis_size, in_batched, a), True
+
+
+def dense(A: Float[Array, "n n"], Jc: Float[Array, "mc n"], W: Float[Array, "n n"]) -> Bool[Array, ""]:
+    """Whether ``A`` is positive definite on ``null(J_c)``: a Cholesky attempt of ``A + ρ J_cᵀ J_c``."""
+    M = A + penalty(W, Jc) * (Jc.T @ Jc)
+    d = _pivots(0.5 * (M + M.T))
+    return jnp.all(jnp.isfinite(d) & (d > 0))
+
+
+def band(s: banded.BandedStructure, A: Float[Array, "n n"], Jc: Float[Array, "mc n"],
+         W: Float[Array, "n n"]) -> Bool[Array, ""]:
+    """Whether ``T = [[A, J_cᵀ], [J_c, −I/ρ]]`` has exactly ``m_c`` negative pivots and no zero pivot, by
+    elimination without pivoting in the band ordering."""
+    mc = Jc.shape[0]
+    T = jnp.block([[A, Jc.T], [Jc, -jnp.eye(mc, dtype=A.dtype) / penalty(W, Jc)]])
+    f = banded.factor(s, banded.to_band(s, T), pivoting=False)
+    d = f.band[:, s.lower]
+    return jnp.all(jnp.isfinite(d) & (d != 0)) & (jnp.sum(d < 0) == mc)

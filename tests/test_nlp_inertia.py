@@ -1,0 +1,50 @@
+"""The inertia tests of the Newton matrix (:mod:`difimpact._nlp.inertia`) against the eigenvalues of the reduced
+Hessian ``Zᵀ A Z`` on the null space of ``J_c``: dense (Cholesky of ``A + ρ J_cᵀ J_c``) and banded (signs of the
+pivots of an elimination without pivoting), one matrix and a batch under ``vmap``."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from difimpact._nlp import banded, inertia
+
+N, MC = 12, 5
+
+
+def _case(rng, shift):
+    A = np.diag(rng.normal(size=N) + shift) + np.diag(rng.normal(size=N - 1), 1)
+    A = A + A.T
+    J = np.zeros((MC, N))
+    for i in range(MC):
+        J[i, 2 * i:2 * i + 3] = rng.normal(size=3)
+    Z = np.linalg.svd(J)[2][MC:].T
+    return A, J, bool(np.all(np.linalg.eigvalsh(Z.T @ A @ Z) > 0))
+
+
+def _structure():
+    A, J, _ = _case(np.random.default_rng(0), 0.0)
+    return banded.BandedStructure.of(np.block([[A, J.T], [J, np.eye(MC)]]) != 0)
+
+
+def test_inertia_matches_the_reduced_hessian():
+    rng, s = np.random.default_rng(0), _structure()
+    truths = []
+    for shift in np.linspace(-3.0, 4.0, 30):
+        A, J, truth = _case(rng, shift)
+        A, J = jnp.asarray(A), jnp.asarray(J)
+        assert bool(inertia.dense(A, J, A)) == truth
+        assert bool(inertia.band(s, A, J, A)) == truth
+        M = A + inertia.penalty(A, J) * (J.T @ J)
+        assert bool(jnp.all(inertia._loop_pivots(M) > 0)) == truth
+        truths.append(truth)
+    assert 0 < sum(truths) < len(truths)
+
+
+def test_inertia_under_vmap():
+    rng, s = np.random.default_rng(1), _structure()
+    cases = [_case(rng, shift) for shift in (-3.0, 4.0, -2.0, 3.0)]
+    A = jnp.asarray(np.stack([c[0] for c in cases]))
+    J = jnp.asarray(np.stack([c[1] for c in cases]))
+    truth = [c[2] for c in cases]
+    assert list(np.asarray(jax.jit(jax.vmap(lambda a, j: inertia.dense(a, j, a)))(A, J))) == truth
+    assert list(np.asarray(jax.jit(jax.vmap(lambda a, j: inertia.band(s, a, j, a)))(A, J))) == truth
