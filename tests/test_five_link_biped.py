@@ -5,7 +5,6 @@ ways, the leg swap), the torques, the URDF round trip, :meth:`FiveLinkBiped.rabb
 bad input."""
 
 import dataclasses
-import importlib.util
 
 import equinox as eqx
 import jax
@@ -209,7 +208,6 @@ def test_pre_impact_guess():
 
 
 # -- export, parameters -----------------------------------------------------------------------------------------
-@pytest.mark.skipif(importlib.util.find_spec("yourdfpy") is None, reason="the `urdf` extra is not installed")
 def test_urdf_round_trip(tmp_path):
     """Written as URDF and read back, the model has the same coordinates (the URDF joints are named after them and
     turn the same way), points, mass matrix and bias."""
