@@ -23,12 +23,27 @@ from difimpact._human_gait.replay import close
 _JIT = {}
 
 
-def scipy_integrate(rhs, span, y0):
+class _TooMany(Exception):
+    pass
+
+
+def scipy_integrate(rhs, span, y0, max_evaluations=60000):
+    """DOP853 at rtol = atol = 1e-12; non-finite values (``close``'s signal of a failed integration) after
+    `max_evaluations` right-hand sides, so that a Newton trial into a stiff region is rejected, not waited for."""
     f = _JIT.setdefault(rhs, jax.jit(rhs))  # one program per right-hand side (and batch size)
-    sol = solve_ivp(lambda t, y: np.asarray(f(t, jnp.asarray(y))), span, y0, method="DOP853", rtol=1e-12,
-                    atol=1e-12)
-    assert sol.success
-    return sol.y[:, -1]
+    count = [0]
+
+    def g(t, y):
+        count[0] += 1
+        if count[0] > max_evaluations:
+            raise _TooMany
+        return np.asarray(f(t, jnp.asarray(y)))
+
+    try:
+        sol = solve_ivp(g, span, y0, method="DOP853", rtol=1e-12, atol=1e-12)
+    except _TooMany:
+        return np.full(np.shape(y0), np.nan)
+    return sol.y[:, -1] if sol.success else np.full(np.shape(y0), np.nan)
 
 
 SOLVER = ("solve_nlp does not converge on this transcription yet: with the inertia correction its iterates still "
@@ -143,3 +158,52 @@ def test_heel_strike_of_the_gait(gait, closed):
     hit = ph.heel_strike(gait.problem.human, jnp.asarray(info["q_minus"]), jnp.asarray(info["qdot_minus"]))
     assert abs(ros["xi"]["none"] - float(hit.xi)) < 1e-9
     assert ros["xi"]["ankle"] < ros["xi"]["ankle+knee"] < ros["xi"]["ankle+knee+hip"]
+
+
+class _Arctan:
+    """``R = (arctan x_1, arctan x_2, d - 0.3)``: from ``|x| > 1.39`` full Newton steps diverge (Deuflhard 2004,
+    §3.1's example); `fails` beyond ``|x| > 6``, as an integration that runs out of steps."""
+
+    free = [0]
+
+    def __call__(self, X, d):
+        if np.max(np.abs(X)) > 6:
+            return None
+        x = X.reshape(-1)
+        return np.concatenate([np.arctan(x), d - 0.3]), np.diag(np.concatenate([1 / (1 + x**2), [1.0]]))
+
+
+def test_damped_newton_converges_where_full_steps_diverge():
+    """The damped step of ``close`` (natural monotonicity test, capped step) brings ``arctan`` from x = (3, -5) to
+    its root, rejecting trials where the 'integration' fails; full Newton steps from there diverge."""
+    from difimpact._human_gait.replay import _damped
+
+    system, X, d = _Arctan(), np.array([[3.0, -5.0]]), np.array([0.2])
+    full = 3.0 - np.arctan(3.0) * 10
+    assert abs(full) > 3  # a full step overshoots
+    R, D = system(X, d)
+    alphas = []
+    for _ in range(30):
+        X, d, R, D, alpha = _damped(system, X, d, R, D, max_step=2.0, min_damping=2.0**-10)
+        alphas.append(alpha)
+        if np.max(np.abs(R)) < 1e-12:
+            break
+    assert np.max(np.abs(R)) < 1e-12 and np.max(np.abs(X)) < 1e-12 and abs(d[0] - 0.3) < 1e-12
+    assert alphas[0] < 1 and alphas[-1] == 1.0  # damped far away, full steps near the root (quadratic)
+
+
+def test_close_reports_a_failed_integration():
+    """``close`` with an integrator that fails (non-finite values: out of steps) raises with the reason, or with
+    ``throw=False`` returns it as its result, instead of iterating."""
+    import types
+
+    from difimpact._human_gait.problem import ITAU, B, S, U
+
+    problem = hg.make_problem(SevenLinkHuman(), 1.3, segments=1, method="hermite-simpson", friction=0.8,
+                              torque_max=300.0, duration_bounds=hg.DURATIONS)
+    Z = hg.initial_guess(problem).reshape(-1, B)
+    gait = types.SimpleNamespace(problem=problem, q=Z[:, :9], qdot=Z[:, 9:18], u=U * Z[:, S:],
+                                 durations=Z[np.array(problem.offsets[:-1]), ITAU])
+    failing = lambda rhs, span, y0: np.full(np.shape(y0), np.nan)
+    with pytest.raises(RuntimeError, match="integration from the collocated points failed"):
+        close(gait, failing)

@@ -67,8 +67,7 @@ def _gait(problem: HumanGaitProblem, sol: NLPSolution) -> HumanGait:
     _, lam, _ = problem.field(sol.x)
     feet = lam.reshape(-1, 2, 2, 2).sum(axis=2)  # (G, foot, (n, t))
     power = u * x[:, N + 3:2 * N]
-    w = np.concatenate([collocation.weights(problem.method, n) for n in problem.segments])
-    w = jnp.asarray(w, x.dtype) * x[:, ITAU]
+    w = jnp.asarray(problem.weights(), x.dtype) * x[:, ITAU]
     q_end, qd_end = problem.end(sol.x)
     length = problem.step_length(sol.x)
     pos = w @ jnp.maximum(power, 0.0).sum(1)
@@ -118,7 +117,7 @@ def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.nda
     finite differences over the step, zero torques, the step time ``step_length / speed``."""
     T = step_length / float(problem.speed)
     G = problem.offsets[-1]
-    s = np.concatenate([np.linspace(0.0, 1.0, g) for g in problem.points])
+    s = problem.times()
     p = np.repeat(np.arange(len(PHASES)), problem.points)
     start = np.concatenate([[0.0], np.cumsum(SHARES)])[p]
     theta = measured_angles(50.0 * (start + np.asarray(SHARES)[p] * s))
@@ -140,21 +139,43 @@ def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.nda
                           axis=1).reshape(-1)
 
 
-def make_problem(human, speed, *, segments, method, friction, torque_max, duration_bounds, tracking=None):
+def resample(gait: HumanGait, problem: HumanGaitProblem) -> np.ndarray:
+    """A start vector for `problem` from `gait`'s optimum on another mesh (a warm start): per phase every state and
+    torque interpolated linearly in phase time, the time since heel strike from the durations."""
+    old = gait.problem
+    Z, s_old, s_new = np.asarray(gait.solution.x).reshape(-1, B), old.times(), problem.times()
+    out = []
+    for p in range(len(PHASES)):
+        a, b = old.offsets[p:p + 2]
+        c, d = problem.offsets[p:p + 2]
+        out.append(np.stack([np.interp(s_new[c:d], s_old[a:b], Z[a:b, i]) for i in range(B)], axis=1))
+    Z = np.concatenate(out)
+    start = np.concatenate([[0.0], np.cumsum(Z[np.array(problem.offsets[:-1]), ITAU])])
+    phase = np.repeat(np.arange(len(PHASES)), problem.points)
+    Z[:, IT] = start[phase] + Z[:, ITAU] * s_new
+    return Z.reshape(-1)
+
+
+def make_problem(human, speed, *, segments, method, friction, torque_max, duration_bounds, tracking=None,
+                 grading=1.0):
     instance("human", human, SevenLinkHuman)
     if method not in collocation.METHODS:
         raise ValueError(f"`method` must be one of {collocation.METHODS}, got {method!r}.")
     segments = (segments,) * len(PHASES) if isinstance(segments, int) else tuple(segments)
     if len(segments) != len(PHASES) or any(not isinstance(n, int) or n < 1 for n in segments):
         raise ValueError(f"`segments` must be a positive int or {len(PHASES)} of them, got {segments!r}.")
+    grading = (grading,) * len(PHASES) if isinstance(grading, (int, float)) else tuple(grading)
+    if len(grading) != len(PHASES) or any(not isinstance(r, (int, float)) or not r > 0 for r in grading):
+        raise ValueError(f"`grading` must be a positive number or {len(PHASES)} of them, got {grading!r}.")
     f = lambda name, v: positive(name, v, shape=())
     bounds = positive("duration_bounds", np.broadcast_to(np.asarray(duration_bounds, float), (len(PHASES), 2)))
     return HumanGaitProblem(human, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
-                            (bounds[:, 0], bounds[:, 1]), tracking, segments, method)
+                            (bounds[:, 0], bounds[:, 1]), tracking, segments, method,
+                            tuple(float(r) for r in grading))
 
 
 def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3), method="hermite-simpson",
-               friction=0.8, torque_max=300.0, duration_bounds=DURATIONS, tracking=None,
+               grading=1.0, friction=0.8, torque_max=300.0, duration_bounds=DURATIONS, tracking=None,
                options: NLPOptions = NLPOptions(), throw: bool = True) -> HumanGait:
     r"""The symmetric step of `human` at `speed` [m/s] that minimises ``(1/L)∫Σu² dt`` (free step length and phase
     durations), or, with `tracking` (:func:`~difimpact._human_gait.tracking.tracking_target`), that plus the
@@ -166,7 +187,9 @@ def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3
     - `human`: a :class:`~difimpact.SevenLinkHuman` (its parameters are what gradients reach).
     - `speed` [m/s]; `guess`: ``None`` (:func:`initial_guess`), a flat start vector, or a :class:`HumanGait` of
       the same mesh (a warm start).
-    - `segments`: per phase (or one for all); `method`: ``"hermite-simpson"`` or ``"trapezoid"``.
+    - `segments`: per phase (or one for all); `method`: ``"hermite-simpson"`` or ``"trapezoid"``; `grading`: per
+      phase (or one for all) the ratio ``r`` of consecutive segments' widths, ``h_j ∝ r^j`` (``r > 1``: finer
+      towards the phase's start; :func:`~difimpact._human_gait.problem.widths`).
     - `friction`: ``μ`` of the friction cone; `torque_max` [N m]: ``|u| ≤`` it; `duration_bounds` [s]:
       ``(lower, upper)`` per phase, or one pair for all.
     - `options`, `throw`: as in :func:`~difimpact.solve_nlp`.
@@ -174,7 +197,7 @@ def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3
     **Returns:** a :class:`HumanGait`.
     """
     problem = make_problem(human, speed, segments=segments, method=method, friction=friction,
-                           torque_max=torque_max, duration_bounds=duration_bounds, tracking=tracking)
+                           torque_max=torque_max, duration_bounds=duration_bounds, tracking=tracking, grading=grading)
     if isinstance(guess, HumanGait):
         z0 = guess.solution.x
     else:

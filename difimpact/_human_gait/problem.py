@@ -3,7 +3,8 @@ r"""One step of the seven-link human's symmetric gait as a nonlinear program (th
 Every collocation point holds ``(q, \dot q, t, E, τ)`` and the torques ``v = u / U`` (``U = 100`` N m): ``t`` the
 time since heel strike, ``E = ∫ Σ v^2 dt`` the effort so far, ``τ`` its phase's duration. In phase time
 ``s ∈ [0, 1]`` the states obey ``d/ds (q, \dot q, t, E, τ) = τ (\dot q, \ddot q, 1, Σ v^2, 0)``, transcribed by
-Hermite–Simpson or trapezoidal collocation (:mod:`difimpact._powered.collocation`; Kelly 2017, §§3–4): with the
+Hermite–Simpson or trapezoidal collocation (:mod:`difimpact._powered.collocation`; Kelly 2017, §§3–4) on segments
+of width ``h_j`` in phase time, equal or geometrically graded (:func:`widths`, :func:`defects`): with the
 durations and the running cost as states every constraint meets one point or a few neighbouring ones, so the
 Newton matrix is banded (:mod:`difimpact._nlp.banded`). The cost is the effort per distance (Kelly 2017, eq. 7.1
 over the step length ``L``),
@@ -55,6 +56,39 @@ class HumanGaitProblem(eqx.Module):
     tracking: object  # None or a ``TrackingTarget``: a cost term of :mod:`.tracking`
     segments: tuple[int, ...] = eqx.field(static=True)
     method: str = eqx.field(static=True)
+    grading: tuple[float, ...] = eqx.field(static=True, default=(1.0,) * len(PHASES))
+
+    def widths(self, phase: int) -> np.ndarray:
+        """The segments' widths in phase time of `phase` (:func:`widths`)."""
+        return widths(self.segments[phase], self.grading[phase])
+
+    def times(self) -> np.ndarray:
+        """``(G,)`` every point's phase time ``s ∈ [0, 1]`` (midpoints included), phase after phase."""
+        out = []
+        for p in range(len(PHASES)):
+            edges = np.concatenate([[0.0], np.cumsum(self.widths(p))])
+            edges[-1] = 1.0
+            if self.method == "hermite-simpson":
+                mid = (edges[:-1] + edges[1:]) / 2
+                edges = np.stack([edges[:-1], mid], axis=1).reshape(-1).tolist() + [1.0]
+            out.append(np.asarray(edges))
+        return np.concatenate(out)
+
+    def weights(self) -> np.ndarray:
+        r"""``(G,)`` quadrature weights in phase time, ``∫_0^1 g ds ≈ Σ w_i g_i`` per phase: Simpson's
+        ``h_j/6 (1, 4, 1)`` per segment, or the trapezoid's ``h_j/2 (1, 1)`` (Kelly 2017, eqs. 3.3, 4.7)."""
+        out = []
+        for p, n in enumerate(self.segments):
+            h, w = self.widths(p), np.zeros(self.points[p])
+            if self.method == "hermite-simpson":
+                np.add.at(w, np.arange(0, 2 * n, 2), h / 6)
+                np.add.at(w, np.arange(1, 2 * n, 2), 4 * h / 6)
+                np.add.at(w, np.arange(2, 2 * n + 1, 2), h / 6)
+            else:
+                np.add.at(w, np.arange(n), h / 2)
+                np.add.at(w, np.arange(1, n + 1), h / 2)
+            out.append(w)
+        return np.concatenate(out)
 
     @property
     def points(self) -> tuple[int, ...]:
@@ -106,7 +140,7 @@ class HumanGaitProblem(eqx.Module):
         parts = self.unpack(z)
         f, _, _ = self.field(z)
         o = self.offsets
-        rows = [collocation.defects(self.method, x, f[o[p]:o[p + 1]], 1.0).reshape(-1)
+        rows = [defects(self.method, x, f[o[p]:o[p + 1]], self.widths(p)).reshape(-1)
                 for p, (x, _) in enumerate(parts)]
         for (a, _), (b, _) in itertools.pairwise(parts):
             rows.append(b[0, :ITAU] - a[-1, :ITAU])
@@ -163,6 +197,33 @@ class HumanGaitProblem(eqx.Module):
         lo = lo.at[:, ITAU].set(self.duration_bounds[0][phase]).at[:, S:].multiply(self.torque_max / U)
         hi = hi.at[:, ITAU].set(self.duration_bounds[1][phase]).at[:, S:].multiply(self.torque_max / U)
         return lo.reshape(-1), hi.reshape(-1)
+
+
+def widths(segments: int, grading: float) -> np.ndarray:
+    r"""``(n,)`` segment widths in phase time, summing to one: geometric, ``h_j ∝ r^j`` with ``r`` = `grading`
+    (``r > 1``: finer towards the phase's start, as after an impact; ``r = 1``: equal, ``h_j = 1/n``)."""
+    if grading == 1.0:
+        return np.full(segments, 1.0 / segments)
+    h = float(grading) ** np.arange(segments)
+    return h / h.sum()
+
+
+def defects(method: str, x, f, h) -> Float[Array, "D s"]:
+    r"""The collocation defects on segments of widths `h` (rows per segment: interpolation then Simpson, or the
+    trapezoid's one); Kelly 2017, eqs. 4.4–4.5 and 3.5 with each segment's own ``h_j``,
+
+    $$x_{j+½} - \tfrac12 (x_j + x_{j+1}) - \tfrac{h_j}{8} (f_j - f_{j+1}) = 0,\qquad
+      x_{j+1} - x_j - \tfrac{h_j}{6} (f_j + 4 f_{j+½} + f_{j+1}) = 0.$$
+
+    Equal widths give :func:`difimpact._powered.collocation.defects` (the same operations)."""
+    if np.all(h == h[0]):
+        return collocation.defects(method, x, f, 1.0)
+    h = jnp.asarray(h, x.dtype)[:, None]
+    if method == "hermite-simpson":
+        x0, xm, x1 = x[0:-1:2], x[1::2], x[2::2]
+        f0, fm, f1 = f[0:-1:2], f[1::2], f[2::2]
+        return jnp.concatenate([xm - 0.5 * (x0 + x1) - h / 8 * (f0 - f1), x1 - x0 - h / 6 * (f0 + 4 * fm + f1)])
+    return x[1:] - x[:-1] - h / 2 * (f[:-1] + f[1:])
 
 
 def sparsity(problem: HumanGaitProblem) -> Sparsity:

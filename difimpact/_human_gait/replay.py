@@ -15,6 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.linalg
 
 from . import phases as ph
 from .phases import PHASES, N
@@ -22,23 +23,24 @@ from .phases import PHASES, N
 LANDING = 1  # the phase at whose end the stance foot lands flat (``MH_R`` at rest on the ground)
 
 
-def torque(method: str, u, s):
-    """The collocation's torque at phase time ``s ∈ [0, 1]``: quadratic per Hermite–Simpson segment, linear per
-    trapezoid segment (Kelly 2017, eqs. 3.9, 4.10)."""
-    n = (u.shape[0] - 1) // 2 if method == "hermite-simpson" else u.shape[0] - 1
-    k = jnp.clip(jnp.floor(s * n).astype(int), 0, n - 1)
-    r = s * n - k
+def torque(method: str, u, s, edges):
+    """The collocation's torque at phase time ``s ∈ [0, 1]`` on segments with boundaries `edges` (``n + 1``
+    numbers from 0 to 1): quadratic per Hermite–Simpson segment, linear per trapezoid segment (Kelly 2017,
+    eqs. 3.9, 4.10)."""
+    n = edges.shape[0] - 1
+    k = jnp.clip(jnp.searchsorted(edges, s, side="right") - 1, 0, n - 1)
+    r = (s - edges[k]) / (edges[k + 1] - edges[k])
     if method == "hermite-simpson":
         return 2 * (r - 0.5) * (r - 1) * u[2 * k] - 4 * r * (r - 1) * u[2 * k + 1] + 2 * r * (r - 0.5) * u[2 * k + 2]
     return u[k] + r * (u[k + 1] - u[k])
 
 
-def _rhs(human, active, method, u):
+def _rhs(human, active, method, u, edges):
     """``dY/ds`` of ``Y = (q, q̇, W_u, W_λ, τ)``."""
 
     def rhs(s, y):
         q, qd, tau = y[:N], y[N:2 * N], y[-1]
-        uu = torque(method, u, s)
+        uu = torque(method, u, s, edges)
         qdd, lam, _ = ph.dynamics(human, active, q, qd, uu)
         A = jnp.concatenate([human.contact_jacobian(q, p) for p in ph.FEET]) * active[:, None]
         return tau * jnp.concatenate([qd, qdd, jnp.stack([uu @ qd[3:], lam @ (A @ qd)]), jnp.zeros(1, y.dtype)])
@@ -84,8 +86,9 @@ class _Step:
         self.human, self.integrate = p.human, integrate
         o = p.offsets
         u = np.asarray(gait.u)
+        edges = [jnp.asarray(np.concatenate([[0.0], np.cumsum(p.widths(k))[:-1], [1.0]])) for k in range(len(PHASES))]
         self.rhs = [_batched(_rhs(p.human, jnp.asarray(ph.mask(phase), float), p.method,
-                                  jnp.asarray(u[o[k]:o[k + 1]]))) for k, phase in enumerate(PHASES)]
+                                  jnp.asarray(u[o[k]:o[k + 1]]), edges[k])) for k, phase in enumerate(PHASES)]
 
     def __call__(self, starts, durations):
         """`starts` ``(b, 18)``, `durations` ``(b, 4)``: ``(Y (b, 21) before the strike, post-impact relabelled
@@ -134,7 +137,7 @@ def _quadratic(c, r):
 
 class _Segments:
     """Every collocation segment of the gait as its own initial-value problem in local time ``σ ∈ [0, 1]``
-    (``d/dσ = (τ_p / n_p) d/dt`` in phase ``p`` of ``n_p`` segments), integrated together with its sensitivity
+    (``d/dσ = τ_p h_j d/dt`` for a segment of width ``h_j`` in phase time), integrated together with its sensitivity
     ``Φ = ∂y(1)/∂y(0)`` (``Φ' = (∂f/∂y) Φ``, ``Φ(0) = I``): the multiple-shooting map of :func:`close`."""
 
     def __init__(self, gait):
@@ -142,11 +145,11 @@ class _Segments:
         u, o, hs = np.asarray(gait.u), p.offsets, p.method == "hermite-simpson"
         masks, coeffs, scale, self.phase = [], [], [], []
         for k, (phase, n) in enumerate(zip(PHASES, p.segments)):
-            uk = u[o[k]:o[k + 1]]
+            uk, h = u[o[k]:o[k + 1]], p.widths(k)
             for j in range(n):  # a trapezoid segment's linear torque is the quadratic through its midpoint
                 coeffs.append(uk[2 * j:2 * j + 3] if hs else np.stack([uk[j], (uk[j] + uk[j + 1]) / 2, uk[j + 1]]))
                 masks.append(ph.mask(phase))
-                scale.append(1.0 / n)
+                scale.append(h[j])
                 self.phase.append(k)
         self.phase = np.asarray(self.phase)
         human, data = p.human, (jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
@@ -216,45 +219,101 @@ def _residual(human, seg, Y, Phi, X, free):
     return R, D
 
 
-def close(gait, integrate, iterations: int = 12, tol: float = 1e-10):
+class _Shooting:
+    """The multiple-shooting system of :func:`close` as a function of the unknowns ``(X (J, 18), durations)``:
+    its residual and Jacobian, or ``None`` where the integrator failed (non-finite results)."""
+
+    def __init__(self, gait, integrate):
+        self.human, self.seg, self.integrate, self.free = gait.problem.human, _Segments(gait), integrate, list(FREE)
+
+    def __call__(self, X, d):
+        Y, Phi = self.seg(self.integrate, X, d[self.seg.phase])
+        if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(Phi))):
+            return None
+        return _residual(self.human, self.seg, Y, Phi, X, self.free)
+
+
+def _damped(system, X, d, R, D, max_step, min_damping):
+    r"""One damped Newton step (Bock 1987, §3.3; Deuflhard 2004, §3.1.3 and NLEQ1's restricted monotonicity test):
+    the Newton correction ``Δ = -D^{-1} R``, capped so that no start moves by more than `max_step` (max-norm) and
+    no duration by more than half its value, then halved until the simplified correction at the trial point,
+    ``\bar Δ = -D^{-1} R(x + α Δ)`` (the same factorisation), has ``‖\bar Δ‖_2 ≤ (1 - α/4) ‖Δ‖_2`` — the natural
+    level function, invariant under the residual's scaling (continuity rows in rad/s beside heights in m). A
+    failed integration counts as a rejected trial. Returns ``(X, d, R, D, α)``, or ``None`` below `min_damping`."""
+    lu = scipy.linalg.lu_factor(D)
+    step = scipy.linalg.lu_solve(lu, -R)
+    dX, dd = step[:-len(system.free)].reshape(X.shape), step[-len(system.free):]
+    alpha = min(1.0, max_step / max(np.max(np.abs(dX)), 1e-300),
+                0.5 * float(np.min(d[system.free] / np.maximum(np.abs(dd), 1e-300))))
+    norm = np.linalg.norm(step)
+    while alpha >= min_damping:
+        Xt, dt = X + alpha * dX, d.copy()
+        dt[system.free] += alpha * dd
+        out = system(Xt, dt)
+        if out is not None and np.linalg.norm(scipy.linalg.lu_solve(lu, -out[0])) <= (1 - alpha / 4) * norm:
+            return Xt, dt, out[0], out[1], alpha
+        alpha /= 2
+    return None
+
+
+def close(gait, integrate, iterations: int = 20, tol: float = 1e-10, max_step: float = 2.0,
+          min_damping: float = 2.0**-8, throw: bool = True):
     r"""The periodic step of the gait's torques exactly, by multiple shooting (Bock & Plitt 1984): every
     collocation segment is integrated from its own start ``X_j`` (:class:`_Segments`), and Newton's method on the
     starts and the durations of the phases :data:`FREE` (the flat-foot phase's kept) imposes continuity
     ``y_j(1) = X_{j+1}``, the stance foot landing flat at rest, the left heel on the ground at the strike, and
     periodicity through the heel strike and the relabelling (``18 J + 3`` equations and unknowns), with the exact
-    Jacobian from the segments' sensitivities. Over one segment the double support's unstable mode (about
+    Jacobian from the segments' sensitivities, damped (:func:`_damped`: at most `max_step` per start and
+    iteration, halved down to `min_damping`). Over one segment the double support's unstable mode (about
     ``e^{40 t}``) grows by less than 3, so the collocated points start Newton where single shooting over the
     whole step (a growth of about 10³) does not. The torques are the collocation's, as functions of phase time.
-    Returns ``(start (18,), durations (4,), info)``, `info` the :func:`replay` dict of the closed step integrated
-    from its start in one shot, plus ``newton`` (the residual's max-norm per iteration) and ``corrections`` (the
-    max-norm distance of the closed orbit's segment starts from the collocated points, and of the durations),
-    ``distances`` (that distance per segment start, ``(J,)``)."""
-    p, seg = gait.problem, _Segments(gait)
+    The `integrate` callable signals a failure (too many steps) by non-finite values.
+
+    **Returns:** ``(start (18,), durations (4,), info)``, `info` the :func:`replay` dict of the closed step
+    integrated from its start in one shot, plus ``result`` (``"successful"`` or why not: raised as a
+    ``RuntimeError`` if `throw`), ``newton`` (the residual's max-norm per iteration), ``damping`` (the accepted
+    ``α`` per iteration), ``corrections`` (the max-norm distance of the closed orbit's segment starts from the
+    collocated points, and of the durations), ``distances`` (that distance per segment start, ``(J,)``) and
+    ``position_distance``, ``rate_distance`` (the first over ``q`` alone and over ``\dot q`` alone)."""
+    system = _Shooting(gait, integrate)
     Z = np.concatenate([np.asarray(gait.q), np.asarray(gait.qdot)], axis=1)
-    X, d0 = Z[seg.starts].copy(), np.asarray(gait.durations, float)
-    d, free, history = d0.copy(), list(FREE), []
-    for _ in range(iterations + 1):
-        Y, Phi = seg(integrate, X, d[seg.phase])
-        R, D = _residual(p.human, seg, Y, Phi, X, free)
+    X, d0 = Z[system.seg.starts].copy(), np.asarray(gait.durations, float)
+    d, out = d0.copy(), system(Z[system.seg.starts], d0)
+    result, history, damping = "successful", [], []
+    if out is None:
+        result = "the integration from the collocated points failed"
+    else:
+        R, D = out
         history.append(float(np.max(np.abs(R))))
-        if history[-1] < tol or len(history) > iterations:
-            break
-        dv = np.linalg.solve(D, -R)
-        X = X + dv[:-len(free)].reshape(X.shape)
-        d[free] = d[free] + dv[-len(free):]
+        while history[-1] >= tol:
+            if len(damping) == iterations:
+                result = f"no convergence in {iterations} iterations"
+                break
+            step = _damped(system, X, d, R, D, max_step, min_damping)
+            if step is None:
+                result = f"the damping fell below {min_damping:g} (no trial step decreased the residual)"
+                break
+            X, d, R, D, alpha = step
+            history.append(float(np.max(np.abs(R))))
+            damping.append(alpha)
+    if throw and result != "successful":
+        raise RuntimeError(f"close: {result}; Newton's residuals {history}")
     info = _replay(_Step(gait, integrate), gait, X[0], d)
-    distance = np.max(np.abs(X - Z[seg.starts]), axis=1)
-    info.update(newton=history, corrections=(float(np.max(distance)), float(np.max(np.abs(d - d0)))),
-                distances=distance)
+    diff = np.abs(X - Z[system.seg.starts])
+    info.update(result=result, newton=history, damping=damping, distances=np.max(diff, axis=1),
+                corrections=(float(np.max(diff)), float(np.max(np.abs(d - d0)))),
+                position_distance=float(np.max(diff[:, :N])), rate_distance=float(np.max(diff[:, N:])))
     return X[0], d, info
 
 
 _TERM = diffrax.ODETerm(lambda t, y, rhs: rhs(t, y))  # one term: a program per right-hand side, not per call
 
 
-def diffrax_integrate(rhs, span, y0, rtol=1e-11, atol=1e-11):
-    """``y(s1)`` by diffrax's Dopri8 with an adaptive step."""
+def diffrax_integrate(rhs, span, y0, rtol=1e-11, atol=1e-11, max_steps=20000):
+    """``y(s1)`` by diffrax's Dopri8 with an adaptive step; non-finite values if it needs more than `max_steps`
+    steps or fails otherwise (the signal :func:`close` reads)."""
     sol = diffrax.diffeqsolve(_TERM, diffrax.Dopri8(), span[0], span[1], None, jnp.asarray(y0), args=rhs,
                               stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmin=None),
-                              max_steps=100000)
-    return np.asarray(sol.ys[-1])
+                              max_steps=max_steps, throw=False)
+    ok = bool(sol.result == diffrax.RESULTS.successful)
+    return np.asarray(sol.ys[-1]) if ok else np.full(np.shape(y0), np.nan)
