@@ -5,6 +5,8 @@ and against IPOPT on the same transcription."""
 
 import csv
 import importlib.resources
+import importlib.util
+import pathlib
 
 import jax.numpy as jnp
 import numpy as np
@@ -122,69 +124,14 @@ def test_agreement_of_the_reference_itself():
     assert max(agree[f]["rms"] for f in ("Fx", "Fy")) < 1e-3  # body weights
 
 def _ipopt(problem, z0, max_iter=300, tol=1e-9):
-    """IPOPT (casadi; a test-side reference, never a library dependency) on the same transcription: values, the
-    sparse Jacobian and the exact Hessian of the Lagrangian from JAX, colour-compressed by the problem's own
-    sparsity (:func:`~difimpact._human_gait.problem.sparsity`). Returns ``(z, stats)``."""
-    ca = pytest.importorskip("casadi")
-    import equinox as eqx
-    import jax
-
-    from difimpact._human_gait.problem import sparsity
-
-    sp, n = sparsity(problem), problem.size
-    cons = lambda z, P: jnp.concatenate([P.equality(z), P.inequality(z)])
-    m = jax.eval_shape(cons, jnp.zeros(n), problem).shape[0]
-
-    def compressed(colours, pattern, f):
-        seeds = jnp.asarray(np.eye(colours.max() + 1)[colours].T)  # (colours, n)
-        r, c = np.nonzero(pattern)
-        order = np.lexsort((r, c))  # casadi's column-major order
-        vals = eqx.filter_jit(lambda z, *a: jax.vmap(lambda s: jax.jvp(lambda z: f(z, *a), (z,), (s,))[1])(seeds)[
-            colours[c[order]], r[order]])
-        return vals, ca.Sparsity.triplet(*pattern.shape, r.tolist(), c.tolist())
-
-    jac, sp_j = compressed(sp.jacobian_colours, sp.jacobian_pattern, lambda z: cons(z, problem))
-    upper = np.triu(sp.hessian_pattern)
-    hess, sp_h = compressed(sp.hessian_colours, upper, lambda z, lf, lg: jax.grad(
-        lambda z: lf * problem.objective(z) + lg @ cons(z, problem))(z))
-    fg = eqx.filter_jit(lambda z: (problem.objective(z), cons(z, problem)))
-    grad = eqx.filter_jit(jax.grad(problem.objective))
-    arr = lambda a: jnp.asarray(np.asarray(a, float).reshape(-1))
-
-    class _Callback(ca.Callback):
-        def __init__(self, name, n_in, outs, ev, sp_in=None, names=None, jac=None):
-            ca.Callback.__init__(self)
-            self.n_in, self.outs, self.ev, self.sp_in, self.names, self.jac = n_in, outs, ev, sp_in, names, jac
-            self.construct(name, {})
-
-        def has_jacobian(self): return self.jac is not None
-        def get_jacobian(self, *args): return self.jac
-
-        def get_n_in(self): return self.n_in
-        def get_n_out(self): return len(self.outs)
-        def get_sparsity_in(self, i): return self.sp_in[i] if self.sp_in else ca.Sparsity.dense(n, 1)
-        def get_sparsity_out(self, i): return self.outs[i]
-        def get_name_in(self, i): return self.names[i] if self.names else f"i{i}"
-        def eval(self, arg): return self.ev(arg)
-
-    dense = ca.Sparsity.dense
-    J = _Callback("tracking_jac", 3, [dense(1, n), sp_j], lambda a: [ca.DM(np.asarray(grad(arr(a[0])))).T,
-                                                             ca.DM(sp_j, np.asarray(jac(arr(a[0]))))],
-                  [dense(n, 1), dense(1, 1), dense(m, 1)])
-    H = _Callback("tracking_hess", 4, [sp_h], lambda a: [ca.DM(sp_h, np.asarray(hess(arr(a[0]), float(a[2]), arr(a[3]))))],
-                  [dense(n, 1), ca.Sparsity(0, 0), dense(1, 1), dense(m, 1)], ["x", "p", "lam_f", "lam_g"])
-    F = _Callback("tracking_fg", 1, [dense(1, 1), dense(m, 1)],
-                  lambda a: [ca.DM(float(fg(arr(a[0]))[0])), ca.DM(np.asarray(fg(arr(a[0]))[1]))], jac=J)
-    x = ca.MX.sym("x", n)
-    f, g = F(x)
-    neq = jax.eval_shape(problem.equality, jnp.zeros(n)).shape[0]
-    lo, hi = (np.asarray(a) for a in problem.variable_bounds(jnp.float64))
-    lbg = np.concatenate([np.zeros(neq), np.zeros(m - neq)])
-    ubg = np.concatenate([np.zeros(neq), np.full(m - neq, 1e20)])
-    solver = ca.nlpsol("ipopt", "ipopt", {"x": x, "f": f, "g": g}, {
-        "hess_lag": H, "print_time": False, "ipopt": {"max_iter": max_iter, "tol": tol, "print_level": 0, "sb": "yes"}})
-    res = solver(x0=np.asarray(z0), lbx=lo, ubx=hi, lbg=lbg, ubg=ubg)
-    return np.asarray(res["x"]).reshape(-1), solver.stats()
+    """IPOPT (casadi; a test-side reference, never a library dependency) on the same transcription, with the exact
+    Hessian of the Lagrangian from JAX (``benchmarks/_human_ipopt.py``). Returns ``(z, stats)``."""
+    pytest.importorskip("casadi")
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "_human_ipopt.py"
+    spec = importlib.util.spec_from_file_location("_human_ipopt", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.HumanIpopt(problem, max_iter=max_iter, tol=tol).solve(z0)
 
 
 SOLVER = ("solve_nlp does not converge on this transcription yet: local infeasibility from the guess "
