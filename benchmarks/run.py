@@ -1,6 +1,6 @@
 """Run every benchmark, each in its own process (x64 is a global JAX flag), and rewrite ``RESULTS.md``.
 
-    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite powered]
+    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite powered human_gait]
                              [--results PATH]
                              [--timeout S]
 
@@ -30,6 +30,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "latency": [[]],
     "suite": [[]],
     "powered": [[]],
+    "human_gait": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
@@ -44,6 +45,8 @@ TITLES = {
                "batched (`powered.py`)",
     "powered-gpu": "9. Optimal powered gaits on one GPU — the batch of Kelly's problem under `vmap` (`powered.py --gpu`, "
                    "run apart on a GPU machine)",
+    "human_gait": "10. The seven-link human's predicted gait against IPOPT on the same transcription, single and over "
+             "speeds (`human_gait.py`)",
 }
 APART = ("gpu", "powered-gpu")  # tables whose script run.py does not run: their rows come in with --render … --add
 
