@@ -239,14 +239,15 @@ def _damped(system, X, d, R, D, max_step, min_damping):
     no duration by more than half its value, then halved until the simplified correction at the trial point,
     ``\bar Δ = -D^{-1} R(x + α Δ)`` (the same factorisation), has ``‖\bar Δ‖_2 ≤ (1 - α/4) ‖Δ‖_2`` — the natural
     level function, invariant under the residual's scaling (continuity rows in rad/s beside heights in m). A
-    failed integration counts as a rejected trial. Returns ``(X, d, R, D, α)``, or ``None`` below `min_damping`."""
+    failed integration counts as a rejected trial. Returns ``(X, d, R, D, α)``, or ``None`` once ``α`` is below
+    `min_damping` times the capped step's."""
     lu = scipy.linalg.lu_factor(D)
     step = scipy.linalg.lu_solve(lu, -R)
     dX, dd = step[:-len(system.free)].reshape(X.shape), step[-len(system.free):]
     alpha = min(1.0, max_step / max(np.max(np.abs(dX)), 1e-300),
                 0.5 * float(np.min(d[system.free] / np.maximum(np.abs(dd), 1e-300))))
-    norm = np.linalg.norm(step)
-    while alpha >= min_damping:
+    norm, smallest = np.linalg.norm(step), alpha * min_damping
+    while alpha >= smallest:
         Xt, dt = X + alpha * dX, d.copy()
         dt[system.free] += alpha * dd
         out = system(Xt, dt)
@@ -264,7 +265,7 @@ def close(gait, integrate, iterations: int = 20, tol: float = 1e-10, max_step: f
     ``y_j(1) = X_{j+1}``, the stance foot landing flat at rest, the left heel on the ground at the strike, and
     periodicity through the heel strike and the relabelling (``18 J + 3`` equations and unknowns), with the exact
     Jacobian from the segments' sensitivities, damped (:func:`_damped`: at most `max_step` per start and
-    iteration, halved down to `min_damping`). Over one segment the double support's unstable mode (about
+    iteration, halved down to `min_damping` of that). Over one segment the double support's unstable mode (about
     ``e^{40 t}``) grows by less than 3, so the collocated points start Newton where single shooting over the
     whole step (a growth of about 10³) does not. The torques are the collocation's, as functions of phase time.
     The `integrate` callable signals a failure (too many steps) by non-finite values.
@@ -291,7 +292,8 @@ def close(gait, integrate, iterations: int = 20, tol: float = 1e-10, max_step: f
                 break
             step = _damped(system, X, d, R, D, max_step, min_damping)
             if step is None:
-                result = f"the damping fell below {min_damping:g} (no trial step decreased the residual)"
+                result = (f"no damped step decreased the residual (iteration {len(damping) + 1}, down to "
+                          f"{min_damping:g} of the capped step)")
                 break
             X, d, R, D, alpha = step
             history.append(float(np.max(np.abs(R))))
