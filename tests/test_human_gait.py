@@ -207,3 +207,26 @@ def test_close_reports_a_failed_integration():
     failing = lambda rhs, span, y0: np.full(np.shape(y0), np.nan)
     with pytest.raises(RuntimeError, match="integration from the collocated points failed"):
         close(gait, failing)
+
+
+def test_graded_mesh_defects_and_quadrature_are_exact_for_cubics():
+    """On a graded mesh (``h_j ∝ r^j``) the Hermite–Simpson defects vanish for a cubic and its derivative and the
+    weights integrate it exactly (Kelly 2017, §4: the method is exact for cubic states); the widths sum to one
+    and shrink towards the phase's start; grading 1 is the equal mesh."""
+    from difimpact._human_gait import problem as pb
+
+    problem = hg.make_problem(SevenLinkHuman(), 1.3, segments=(5, 2, 3, 2), grading=(1.4, 1.0, 0.8, 1.0),
+                              method="hermite-simpson", friction=0.8, torque_max=300.0, duration_bounds=hg.DURATIONS)
+    h = problem.widths(0)
+    assert abs(h.sum() - 1) < 1e-15 and np.all(np.diff(h) > 0) and abs(h[1] / h[0] - 1.4) < 1e-12
+    assert np.all(problem.widths(1) == 0.5)
+    s, w, o = problem.times(), problem.weights(), problem.offsets
+    for p in range(4):
+        sp = s[o[p]:o[p + 1]]
+        x, f = (sp**3 - 2 * sp)[:, None], (3 * sp**2 - 2)[:, None]
+        assert np.max(np.abs(np.asarray(pb.defects("hermite-simpson", jnp.asarray(x), jnp.asarray(f),
+                                                      problem.widths(p))))) < 1e-14
+        assert abs(w[o[p]:o[p + 1]] @ sp**3 - 0.25) < 1e-14
+    with pytest.raises(ValueError, match="grading"):
+        hg.make_problem(SevenLinkHuman(), 1.3, segments=3, grading=(1.0, -1.0, 1.0, 1.0), method="hermite-simpson",
+                        friction=0.8, torque_max=300.0, duration_bounds=hg.DURATIONS)
