@@ -46,6 +46,11 @@ class NLPOptions(eqx.Module):
     - `max_gradient`: the objective, if its gradient at the start exceeds it, is scaled down to it
       (IPOPT's ``nlp_scaling_max_gradient``).
     - `max_backtracks`: halvings of the step in the line search.
+    - `bound_relax_factor`: every finite bound of the variables and inequalities is relaxed by this factor times
+      ``max(1, |bound|)`` before the solve, so that a problem without a strict interior (a bound that an equality
+      also imposes, e.g. a time fixed at its lower bound 0) keeps one; the solution is then projected onto the
+      original bounds (IPOPT's ``bound_relax_factor`` and ``honor_original_bounds``; Wächter & Biegler 2006,
+      §3.5). ``0`` (no relaxation: active bounds hold exactly) by default; IPOPT's default is ``1e-8``.
     """
 
     tol: float = 1e-9
@@ -57,6 +62,7 @@ class NLPOptions(eqx.Module):
     bound_push: float = 1e-2
     max_gradient: float = 100.0
     max_backtracks: int = 40
+    bound_relax_factor: float = 0.0
 
 
 class NLPSolution(eqx.Module):

@@ -33,6 +33,15 @@ def _bounds(name, value, size, default, dtype):
     return value
 
 
+def _relaxed(lower, upper, factor):
+    r"""The bounds relaxed outward, $l \leftarrow l - ε \max(1, |l|)$ and $u \leftarrow u + ε \max(1, |u|)$ with
+    ``ε`` = `factor` (Wächter & Biegler 2006, §3.5): a bound that an equality also imposes (a variable fixed at its
+    bound) would leave the barrier problem no strict interior, and its slack, cut by the fraction-to-the-boundary
+    rule at every iteration, would make the Newton matrix singular."""
+    move = lambda b: factor * jnp.maximum(1.0, jnp.abs(jnp.where(jnp.isfinite(b), b, 0.0)))  # noqa: E731
+    return lower - move(lower), upper + move(upper)
+
+
 def _scale(f, x, max_gradient):
     """IPOPT's gradient-based scaling of the objective: scaled down so that its gradient at the start has
     max-norm at most `max_gradient` (never up); the constraints are not scaled."""
@@ -182,9 +191,9 @@ def solve_nlp(
     problem = _Problem(objective, equality, inequality, sparsity, n)
     d0 = jnp.clip(problem.d(x0, params), dl, du)
     y0 = jnp.concatenate([x0, d0])
-    lower_y, upper_y = jnp.concatenate([xl, dl]), jnp.concatenate([xu, du])
+    lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
     s, sf = _make_core(problem, options)(params, y0, lower_y, upper_y)
-    x = s.y[:n]
+    x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured
     sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam / sf,
                       bound_multipliers=(s.zl - s.zu)[:n] / sf, constraint_violation=s.violation,
                       optimality_error=s.error, iterations=jax.lax.stop_gradient(s.step),
