@@ -70,8 +70,9 @@ def _impact(human, q, qdot, rate, active):
     """Heel strike with the joints of :data:`JOINTS` blocked where `active`, the ankle at the post-impact rate
     ``rate`` (eq. 10) in Ros et al. 2015's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``)."""
     rates = {c: (-rate if c == ANKLE else 0.0) for c in JOINTS}
+    # ground_tol: a gait's heel strike (:mod:`.ros_statements`) holds its contacts to the collocation's drift (< 1 mm)
     return impact(human, q, qdot, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(JOINTS, active)),
-                  unilateral=("MH_L",), unilateral_tangent="always", throw=False)
+                  unilateral=("MH_L",), unilateral_tangent="always", ground_tol=1e-3, throw=False)
 
 
 @functools.cache
@@ -98,16 +99,19 @@ def _heel_strike():
     return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None)), compiler_options=_FAST_COMPILE)
 
 
-def _sweep(blocked, omega0, dtheta, rate):
+def _sweep(blocked, omega0, dtheta, rate, states=None):
     """Heel strikes with the joints `blocked` at the broadcast ``(ω0, Δθ [rad], θ̇_A^R⁺)`` in batches of
-    :data:`BATCH` (padded with the last point), so that every sweep of every experiment reuses one compilation."""
+    :data:`BATCH` (padded with the last point), so that every sweep of every experiment reuses one compilation.
+    `states` maps a batch of ``(ω0, Δθ)`` to ``(q, q̇⁻)``; default :func:`_states` (eq. 3 at the reference
+    posture), :func:`.ros_statements.around` for the sweeps around another pre-impact state."""
+    states = _states() if states is None else states
     active = jnp.asarray(_active(blocked))
     args = np.broadcast_arrays(*(np.atleast_1d(np.asarray(a, float)) for a in (omega0, dtheta, rate)))
     size = args[0].size
     padded = [np.concatenate([a, np.full(-size % BATCH, a[-1])]) for a in args]
     chunks = []
     for i in range(0, padded[0].size, BATCH):
-        q, qdot = _states()(*(jnp.asarray(a[i:i + BATCH]) for a in padded[:2]))
+        q, qdot = states(*(jnp.asarray(a[i:i + BATCH]) for a in padded[:2]))
         chunks.append(_heel_strike()(q, qdot, jnp.asarray(padded[2][i:i + BATCH]), active))
     return {k: np.concatenate([np.asarray(c[k]) for c in chunks])[:size] for k in chunks[0]}
 
@@ -202,19 +206,20 @@ def _posture_sensitivity(progress) -> str:
     return "\n".join(lines)
 
 
-@experiment("heelstrike-pushoff", "002", "Fig. 3",
-            "Seven-link human: ξ, T_c⁻, T_a⁻ vs trailing-ankle push-off ω0 with the leading ankle / ankle+knee / "
-            "ankle+knee+hip blocked (and nothing blocked).",
-            units="omega0 [rad/s], " + UNITS)
-def heelstrike_pushoff(quick, progress):
+def _pushoff_sweeps(quick, progress, sweep=_sweep):
+    """Fig. 3's sweeps: ω0 over :data:`OMEGA0_RANGE` at Δθ = 0, every case of :data:`CASES` totally blocked.
+    Returns ``(ω0, {case: quantities})``; `sweep` is :func:`_sweep` or one around another state."""
     omega0 = np.linspace(*OMEGA0_RANGE, _n(quick))
-    res = {name: _sweep(b, omega0, 0.0, 0.0) for name, b in progress(CASES.items(), desc="blocking cases")}
-    rows = _rows("omega0", omega0, CASES, res)
+    return omega0, {name: sweep(b, omega0, 0.0, 0.0) for name, b in progress(CASES.items(), desc="blocking cases")}
+
+
+def _pushoff_checks(omega0, res) -> list:
+    """Ros et al. 2015, §4.1 (Fig. 3): the statements on the push-off sweep ``res`` of :func:`_pushoff_sweeps`."""
     xi = {k: r["xi"] for k, r in res.items()}
     blocked = [k for k in CASES if k != "none"]
     reg = {k: (xi[k].max() - xi[k].min()) / xi[k].max() for k in blocked}
     T, vn = res["none"]["T_minus"], res["none"]["vn_heel"]
-    checks = [
+    return [
         _band("Nothing blocked: very low dissipation", 2, xi["none"].max(), 0.5, "§4.1, max over the range"),
         *(_band(f"{k} blocked: dissipation goes up to {PAPER_MAX_PCT[k]} %", PAPER_MAX_PCT[k], xi[k].max(), 2.5,
                 f"§4.1 conclusion {i}; values given to 5 %") for i, k in enumerate(blocked, 1)),
@@ -245,6 +250,17 @@ def heelstrike_pushoff(quick, progress):
                    monotone(vn, False)),
         _trailing_check(res, CASES),
     ]
+
+
+@experiment("heelstrike-pushoff", "002", "Fig. 3",
+            "Seven-link human: ξ, T_c⁻, T_a⁻ vs trailing-ankle push-off ω0 with the leading ankle / ankle+knee / "
+            "ankle+knee+hip blocked (and nothing blocked).",
+            units="omega0 [rad/s], " + UNITS)
+def heelstrike_pushoff(quick, progress):
+    omega0, res = _pushoff_sweeps(quick, progress)
+    rows = _rows("omega0", omega0, CASES, res)
+    xi = {k: r["xi"] for k, r in res.items()}
+    checks = _pushoff_checks(omega0, res)
     names = list(CASES)
     figures = {"fig3_xi": line_panels(
         omega0, [100 * np.stack([xi[k] for k in names]), np.stack([res[k]["Tc_minus"] for k in names]),

@@ -28,22 +28,23 @@ def _ratio_check(statement, lo_pct, hi_pct, xi, source):
                       f"{_pct(xi.min())}/{_pct(xi.max())} → {ours:.2f}", lo <= ours <= hi)
 
 
-@experiment("heelstrike-torso", "002", "Fig. 6",
-            "Seven-link human: ξ vs Torso-Pelvis angle deviation Δθ at ω0 = −1 rad/s, leading ankle / "
-            "ankle+knee / ankle+knee+hip blocked.",
-            units="dtheta_deg [deg] (Δθ = θ − θ_n, > 0 leaning backward), omega0 [rad/s], " + UNITS)
-def heelstrike_torso(quick, progress):
+def _torso_sweeps(quick, progress, sweep=_sweep, omega0=OMEGA0_REF):
+    """Fig. 6's sweeps: Δθ [deg] over :data:`DTHETA_RANGE` at `omega0`, the blocked cases of :data:`CASES`.
+    Returns ``(Δθ, {case: quantities})``; `sweep` is :func:`._sweep` or one around another state."""
     cases = {k: v for k, v in CASES.items() if k != "none"}
     dtheta = np.linspace(*DTHETA_RANGE, _n(quick))
-    res = {name: _sweep(b, OMEGA0_REF, np.radians(dtheta), 0.0) for name, b in progress(cases.items(),
-                                                                                         desc="blocking cases")}
-    rows = _rows("dtheta_deg", dtheta, cases, res, {"omega0": OMEGA0_REF})
+    return dtheta, {name: sweep(b, omega0, np.radians(dtheta), 0.0)
+                    for name, b in progress(cases.items(), desc="blocking cases")}
+
+
+def _torso_checks(dtheta, res) -> list:
+    """Ros et al. 2015, §4.2 (Fig. 6): the statements on the torso sweep ``res`` of :func:`_torso_sweeps`."""
     xi = {k: r["xi"] for k, r in res.items()}
     qdot = res["ankle"]["qdot"]
     ref = qdot[np.argmin(abs(dtheta))]
     dq = float(np.max(np.linalg.norm(qdot - ref, axis=1)) / np.linalg.norm(ref))
     akh, ak = xi["ankle+knee+hip"], xi["ankle+knee"]
-    checks = [
+    return [
         _below("Ankle blocked: the dissipation can be greater than 13 %", 13, xi["ankle"].max(), "§4.2 conclusion 1"),
         _band("Ankle blocked: the torso regulates it down to 10 %", 10, xi["ankle"].min(), 0.5, "§4.2 conclusion 1"),
         _ratio_check("Ankle blocked: the torso angle regulates ξ modestly (min/max over the range)", 10, 13,
@@ -62,15 +63,26 @@ def heelstrike_torso(quick, progress):
                    f"{_pct(akh.mean())} vs max {_pct(ak.max())}", abs(100 * (akh.mean() - ak.max())) <= 1.0),
         check_that("The torso angle does not change the pre-impact velocity", "§4.2 (to 1 %, the figures' "
                    "resolution)", f"q̇⁻ changes by {dq:.2%} over Δθ (eq. 3 re-solved at each θ)", dq <= 0.01),
-        _trailing_check(res, cases),
+        _trailing_check(res, list(res)),
     ]
-    names = list(cases)
+
+
+@experiment("heelstrike-torso", "002", "Fig. 6",
+            "Seven-link human: ξ vs Torso-Pelvis angle deviation Δθ at ω0 = −1 rad/s, leading ankle / "
+            "ankle+knee / ankle+knee+hip blocked.",
+            units="dtheta_deg [deg] (Δθ = θ − θ_n, > 0 leaning backward), omega0 [rad/s], " + UNITS)
+def heelstrike_torso(quick, progress):
+    dtheta, res = _torso_sweeps(quick, progress)
+    cases = list(res)
+    rows = _rows("dtheta_deg", dtheta, cases, res, {"omega0": OMEGA0_REF})
+    xi = {k: r["xi"] for k, r in res.items()}
+    checks = _torso_checks(dtheta, res)
     figures = {"fig6_xi": line_panels(
-        dtheta, [100 * np.stack([xi[k] for k in names])], [f"{k} blocked" for k in names],
+        dtheta, [100 * np.stack([xi[k] for k in cases])], [f"{k} blocked" for k in cases],
         "torso-pelvis angle deviation Δθ = θ − θ_n [deg] (< 0: forward lean)", ["energy index ξ [%]"],
         f"Ros et al. 2015, Fig. 6 — heel strike over the torso angle, impulsive map, ω0 = {OMEGA0_REF:g} rad/s",
         note="θ_n: the torso angle of the reference posture (upright); ξ = (T⁻ − T⁺)/T⁻ (eq. 23)",
-        styles=dict(enumerate(STYLES[k] for k in names)))}
+        styles=dict(enumerate(STYLES[k] for k in cases)))}
     return Outcome(rows, figures, checks, measured_note(checks, quick))
 
 
@@ -85,51 +97,54 @@ def _eq24(r, blocked):
     return float(np.linalg.inv(A @ np.linalg.solve(r["M"][0], A.T))[2, 2])
 
 
-@experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
-            "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
-            "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
-            units="ankle_rate [rad/s] (θ̇_A^R⁺ in Ros et al. 2015's counter-clockwise sense: minus the model's clockwise "
-                  "coordinate rate), omega0 [rad/s], " + UNITS)
-def heelstrike_ankle_blocking(quick, progress):
+def _ankle_sweeps(quick, progress, sweep=_sweep, omega0=OMEGA0_REF) -> dict:
+    """Fig. 8's sweeps at `omega0`: total blocking (``ref``) and the leading ankle's prescribed post-impact rate
+    over ``rate`` (``res``) per case, with ``W_c,aa`` (eq. 24), the roots ``r0`` of ξ and where ξ ≥ 0 (``valid``)."""
     cases = {k: v for k, v in CASES.items() if k != "none"}
     cases["ankle+trailing"] = (ANKLE,) + TRAILING  # §4.3, last paragraph: trailing hip, knee, ankle locked
-    ref = {name: _sweep(b, OMEGA0_REF, 0.0, 0.0) for name, b in progress(cases.items(), desc="total blocking")}
+    ref = {name: sweep(b, omega0, 0.0, 0.0) for name, b in progress(cases.items(), desc="total blocking")}
     w_aa = {k: _eq24(ref[k], b) for k, b in cases.items()}
     # ξ > 0 (the paper's plotted range) for |θ̇_A^R⁺| < r0 = √(2 T_c⁻ / W_aa) (eq. 24); ±r0 are grid points
     r0 = {k: float(np.sqrt(2 * ref[k]["Tc_minus"][0] / w_aa[k])) for k in cases}
     big = max(r0.values())
     rate = np.unique(np.concatenate([np.linspace(-big, big, 2 * _n(quick) - 1), [-v for v in r0.values()],
                                      list(r0.values())]))
-    res = {name: _sweep(b, OMEGA0_REF, 0.0, rate) for name, b in progress(cases.items(), desc="partial blocking")}
-    at_r0 = {k: res[k]["xi"][np.flatnonzero(rate == r0[k])[0]] for k in cases}
+    res = {name: sweep(b, omega0, 0.0, rate) for name, b in progress(cases.items(), desc="partial blocking")}
     valid = {k: res[k]["xi"] >= -1e-12 for k in cases}  # ξ(±r0) = 0 to rounding
-    rows = []
-    for k in cases:
-        part = {q: v[valid[k]] for q, v in res[k].items() if v.ndim == 1}
-        rows += _rows("ankle_rate", {k: rate[valid[k]]}, [k], {k: part}, {"omega0": OMEGA0_REF})
-    checks = []
-    main = [k for k in cases if k in CASES]
-    for k in main:
-        # eq. 24 holds for one set of constraints: fit where the trailing foot does what it does at θ̇_A^R⁺ = 0
-        same = valid[k] & (res[k]["outcome"] == ref[k]["outcome"][0])
-        x, y = rate[same], res[k]["xi"][same]
-        a, b, c = np.polyfit(x, y, 2)
-        vertex, resid = -b / (2 * a), float(np.max(np.abs(np.polyval((a, b, c), x) - y)))
-        expect = -w_aa[k] / (2 * ref[k]["T_minus"][0])
-        other = int(valid[k].sum() - same.sum())
-        switch = (f"; trailing foot {OUTCOMES[int(ref[k]['outcome'][0])]} at 0 but not at {other} of "
-                  f"{int(valid[k].sum())} rates (|θ̇_A^R⁺| ≥ {np.abs(rate[valid[k] & ~same]).min():.1f} rad/s): "
-                  "another parabola there") if other else ""
-        checks.append(check_that(
-            f"{k}: ξ is a parabola in θ̇_A^R⁺ with its maximum at total blocking (eq. 24)",
-            "vertex at 0, curvature −W_c,aa/(2T⁻) (eq. 24; to 1e-8, float64 least squares)",
-            f"vertex {vertex:.1e} rad/s, fit residual {resid:.1e}, curvature {a:.6e} vs {expect:.6e} "
-            f"({len(x)} points, |θ̇_A^R⁺| ≤ {max(abs(x)):.2f} rad/s){switch}",
-            abs(vertex) <= 1e-8 * max(abs(x)) and resid <= 1e-8 * y.max() and abs(a / expect - 1) <= 1e-8))
-    at_zero = {k: float(ref[k]["xi"][0]) for k in cases}
+    return {"cases": cases, "ref": ref, "w_aa": w_aa, "r0": r0, "rate": rate, "res": res, "valid": valid}
+
+
+def _parabola_check(k, s):
+    """Eq. 24 for case `k` of the sweeps `s` of :func:`_ankle_sweeps`: ξ is a parabola in the ankle rate."""
+    ref, res, rate, valid = s["ref"][k], s["res"][k], s["rate"], s["valid"][k]
+    # eq. 24 holds for one set of constraints: fit where the trailing foot does what it does at θ̇_A^R⁺ = 0
+    same = valid & (res["outcome"] == ref["outcome"][0])
+    x, y = rate[same], res["xi"][same]
+    a, b, c = np.polyfit(x, y, 2)
+    vertex, resid = -b / (2 * a), float(np.max(np.abs(np.polyval((a, b, c), x) - y)))
+    expect = -s["w_aa"][k] / (2 * ref["T_minus"][0])
+    other = int(valid.sum() - same.sum())
+    switch = (f"; trailing foot {OUTCOMES[int(ref['outcome'][0])]} at 0 but not at {other} of "
+              f"{int(valid.sum())} rates (|θ̇_A^R⁺| ≥ {np.abs(rate[valid & ~same]).min():.1f} rad/s): "
+              "another parabola there") if other else ""
+    return check_that(
+        f"{k}: ξ is a parabola in θ̇_A^R⁺ with its maximum at total blocking (eq. 24)",
+        "vertex at 0, curvature −W_c,aa/(2T⁻) (eq. 24; to 1e-8, float64 least squares)",
+        f"vertex {vertex:.1e} rad/s, fit residual {resid:.1e}, curvature {a:.6e} vs {expect:.6e} "
+        f"({len(x)} points, |θ̇_A^R⁺| ≤ {max(abs(x)):.2f} rad/s){switch}",
+        abs(vertex) <= 1e-8 * max(abs(x)) and resid <= 1e-8 * y.max() and abs(a / expect - 1) <= 1e-8)
+
+
+def _ankle_checks(s) -> list:
+    """Ros et al. 2015, §4.3 (Fig. 8): the statements on the sweeps `s` of :func:`_ankle_sweeps`."""
+    ref, res, r0 = s["ref"], s["res"], s["r0"]
+    main = [k for k in s["cases"] if k in CASES]
+    at_r0 = {k: res[k]["xi"][np.flatnonzero(s["rate"] == r0[k])[0]] for k in main}
+    at_zero = {k: float(ref[k]["xi"][0]) for k in s["cases"]}
     ends = {k: float(at_r0[k] / at_zero[k]) for k in main}
     steps = list(zip(main, main[1:]))
-    checks += [
+    return [
+        *(_parabola_check(k, s) for k in main),
         *(_band(f"{k}: partial blocking regulates up to T_c⁻ = {PAPER_AT_REF_PCT[k]} % of T⁻", PAPER_AT_REF_PCT[k],
                 at_zero[k], 0.5, f"§4.3 conclusion {i}") for i, k in enumerate(main, 1)),
         check_that("What blocking the knee, then the hip, adds to ξ at ω0 = −1 rad/s",
@@ -152,6 +167,21 @@ def heelstrike_ankle_blocking(quick, progress):
                    abs(100 * (at_zero["ankle+trailing"] - at_zero["ankle"])) <= 1.0),
         _trailing_check(ref, main),
     ]
+
+
+@experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
+            "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
+            "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
+            units="ankle_rate [rad/s] (θ̇_A^R⁺ in Ros et al. 2015's counter-clockwise sense: minus the model's clockwise "
+                  "coordinate rate), omega0 [rad/s], " + UNITS)
+def heelstrike_ankle_blocking(quick, progress):
+    s = _ankle_sweeps(quick, progress)
+    cases, rate, res, valid = s["cases"], s["rate"], s["res"], s["valid"]
+    rows = []
+    for k in cases:
+        part = {q: v[valid[k]] for q, v in res[k].items() if v.ndim == 1}
+        rows += _rows("ankle_rate", {k: rate[valid[k]]}, [k], {k: part}, {"omega0": OMEGA0_REF})
+    checks = _ankle_checks(s)
     names = list(cases)
     styles = {**STYLES, "ankle+trailing": "m:"}
     labels = {"ankle": "ankle partially blocked", "ankle+knee": "ankle partially, knee blocked",
