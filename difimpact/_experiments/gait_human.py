@@ -62,8 +62,12 @@ def blocking(gait, q=None, qd=None) -> dict:
     for case in CASES:
         sol = _blocked_impact()(q, qd, jnp.asarray(seed002._active(seed002.CASES[case])))
         out[case] = (float(sol.xi), "lifts" if bool(sol.lifted_off[0]) else "stays", float(sol.impulses[-2]))
+        if case == "none":
+            p = np.asarray(sol.impulses)
+            impulses = {"CAL_R": (p[1], p[0]), "MH_L": (p[-1], p[-2])}  # (P_t, P_n) as world (x, y)
     return {"xi": {c: v[0] for c, v in out.items()}, "trailing": {c: v[1] for c, v in out.items()},
-            "omega0": float(-qd[8]), "Pn_trailing": {c: v[2] for c, v in out.items()}}
+            "omega0": float(-qd[8]), "Pn_trailing": {c: v[2] for c, v in out.items()}, "impulses": impulses,
+            "q_minus": np.asarray(q), "qdot_minus": np.asarray(qd)}
 
 
 def ros_state_at_gait_posture(gait):

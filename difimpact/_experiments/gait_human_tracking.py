@@ -3,8 +3,6 @@ joint angles and ground reaction forces within their SD (:mod:`difimpact._human_
 forces; its heel strike replaces Murray's lost posture of Ros et al. (2015), and their joint blocking is evaluated
 there."""
 
-import functools
-
 import numpy as np
 
 from .._human_gait import gait as hg
@@ -13,17 +11,11 @@ from .._nlp import NLPOptions
 from . import seed002
 from .base import Outcome, check_that, experiment
 from .gait_human import CASES, _human, blocking, node_rows, ros_checks, summary_row
-from .plotting import panel_grid
+from .gait_human_figures import JOINTS, measures, reference, two_peaks, versus_measured
 
 SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
 OPTIONS = NLPOptions(max_steps=500)
-JOINTS = ("hip", "knee", "ankle")
-
-
-@functools.cache
-def reference() -> tr.MeasuredGait:
-    return tr.winter_normal()
 
 
 def solve(segments, options=OPTIONS):
@@ -35,31 +27,6 @@ def solve(segments, options=OPTIONS):
     guess = hg.initial_guess(problem, float(ref.step_length))
     return hg.human_gait(human, ref.speed, segments=segments, guess=guess, tracking=target, options=options,
                          throw=False)
-
-
-def peaks(p, fy) -> tuple[float, float, float]:
-    """The vertical force's first peak, mid-stance trough and second peak [body weights] over the stance (the
-    cycle's first 60 %): the largest value before and after the smallest one between 10 and 50 %."""
-    mid = (p >= 10.0) & (p <= 50.0)
-    i = np.flatnonzero(mid)[np.argmin(fy[mid])]
-    stance = p <= 60.0
-    return float(np.max(fy[:i + 1])), float(fy[i]), float(np.max(fy[i:][stance[i:]]))
-
-
-def measures(gait) -> dict:
-    """The tracking measures of a gait against the reference (:func:`~difimpact._human_gait.tracking.agreement`)
-    and its vertical force's two peaks beside the measured ones."""
-    ref = reference()
-    agree = tr.agreement(gait, ref)
-    p, y = tr.cycle(gait)
-    mean = np.asarray(ref.at(p)[0])
-    row = {f"rms_{j}": agree[j]["rms"] for j in JOINTS}
-    row.update({f"within_{j}": agree[j]["within"] for j in JOINTS})
-    row.update({"rms_Fx": agree["Fx"]["rms"], "rms_Fy": agree["Fy"]["rms"], "within_Fx": agree["Fx"]["within"],
-                "within_Fy": agree["Fy"]["within"]})
-    for key, fy in (("model", y[:, 4]), ("measured", mean[:, 4])):
-        row.update(dict(zip((f"Fy_peak1_{key}", f"Fy_trough_{key}", f"Fy_peak2_{key}"), peaks(p, fy))))
-    return row
 
 
 # Not in the registry until the library's solve converges (importing the module must not add it):
@@ -84,7 +51,7 @@ def gait_human_tracking(quick, progress):
     ros = blocking(gait)
     row = summary_row(gait, ros)
     row.update(measures(gait), effort=float(gait.effort), iterations=int(gait.iterations))
-    return Outcome(node_rows(gait) + [row], {"gait_human_tracking": figure(gait)}, _checks(gait, row, ros),
+    return Outcome(node_rows(gait) + [row], {"gait_human_tracking": versus_measured(gait, "tracked gait")}, _checks(gait, row, ros),
                    _table(gait, row, ros))
 
 
@@ -102,7 +69,7 @@ def _checks(gait, row, ros):
                    f"measured: {row['Fy_peak1_measured']:.2f} / {row['Fy_trough_measured']:.2f} / "
                    f"{row['Fy_peak2_measured']:.2f} BW",
                    f"{row['Fy_peak1_model']:.2f} / {row['Fy_trough_model']:.2f} / {row['Fy_peak2_model']:.2f} BW",
-                   row["Fy_trough_model"] < min(row["Fy_peak1_model"], row["Fy_peak2_model"]) - 0.05),
+                   two_peaks(row)),
         *ros_checks(ros),
     ]
 
@@ -121,23 +88,3 @@ def _table(gait, row, ros):
             f"{float(gait.effort):.1f} N² m s); iterations {int(gait.iterations)}. ξ at the measured heel-strike states: "
             "`difimpact reproduce heelstrike-measured`.\n")
     return head + "".join(lines) + text
-
-
-def figure(gait):
-    """Joint angles and ground forces over the cycle beside the measured mean ± 1 SD."""
-    ref = reference()
-    p, y = tr.cycle(gait)
-    mean, sd = (np.asarray(a) for a in ref.at(p))
-    scale = np.array([180.0 / np.pi] * 3 + [1.0, 1.0])
-    names = ("hip (thigh vs torso) [°, clockwise]", "knee flexion [°]", "ankle [°, clockwise]",
-             "F_x on the right foot [body weights]", "F_y on the right foot [body weights]")
-    panels = []
-    for j, name in enumerate(names):
-        m, s = mean[:, j] * scale[j], sd[:, j] * scale[j]
-        panels.append((name, [(p, y[:, j] * scale[j], "tracked gait", {"color": "C0"}),
-                              (p, m, "measured mean (Winter)", {"color": "k", "ls": "--"}),
-                              (p, m + s, "measured ± 1 SD", {"color": "0.5", "ls": ":"}),
-                              (p, m - s, None, {"color": "0.5", "ls": ":"})]))
-    return panel_grid(panels, "The seven-link human tracking Winter's normal cadence", "% of the gait cycle "
-                      "(right heel strike to right heel strike)", ncols=3,
-                      note="Second half of the cycle: the step's left leg (a symmetric gait).")
