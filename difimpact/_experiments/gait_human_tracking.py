@@ -15,7 +15,7 @@ from .gait_human_figures import JOINTS, measures, reference, two_peaks, versus_m
 
 SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
-OPTIONS = NLPOptions(max_steps=500)
+OPTIONS = NLPOptions(max_steps=500, bound_relax_factor=1e-8)  # t₀ = 0: a bound an equality also imposes (§3.5)
 
 
 def solve(segments, options=OPTIONS):
