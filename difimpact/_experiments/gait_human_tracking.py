@@ -3,15 +3,13 @@ joint angles and ground reaction forces within their SD (:mod:`difimpact._human_
 forces; its heel strike replaces Murray's lost posture of Ros et al. (2015), and their joint blocking is evaluated
 there."""
 
-import numpy as np
 
 from .._human_gait import gait as hg
 from .._human_gait import tracking as tr
 from .._nlp import NLPOptions
-from . import seed002
-from .base import Outcome, check_that, experiment
-from .gait_human import CASES, _human, blocking, node_rows, ros_checks, summary_row
-from .gait_human_figures import JOINTS, measures, reference, two_peaks, versus_measured
+from .base import check_that, experiment
+from .gait_human import _human, outcome
+from .gait_human_report import JOINTS, measures, reference, two_peaks
 
 SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
@@ -48,14 +46,11 @@ register = experiment("gait-human-tracking", "002", "§4 (ξ at heel strike per 
 def gait_human_tracking(quick, progress):
     segments = QUICK_SEGMENTS if quick else SEGMENTS
     (gait,) = [solve(s) for s in progress([segments], desc="solve")]
-    ros = blocking(gait)
-    row = summary_row(gait, ros)
-    row.update(measures(gait), effort=float(gait.effort), iterations=int(gait.iterations))
-    return Outcome(node_rows(gait) + [row], {"gait_human_tracking": versus_measured(gait, "tracked gait")}, _checks(gait, row, ros),
-                   _table(gait, row, ros))
+    return outcome(gait, "tracked gait", quick, _checks(gait, measures(gait)), "gait_human_tracking",
+                   extra={"effort": float(gait.effort), "iterations": int(gait.iterations)})
 
 
-def _checks(gait, row, ros):
+def _checks(gait, row):
     worst = min(row[f"within_{j}"] for j in JOINTS)
     return [
         check_that("The tracking step is found (interior point converged)", "—",
@@ -70,21 +65,4 @@ def _checks(gait, row, ros):
                    f"{row['Fy_peak2_measured']:.2f} BW",
                    f"{row['Fy_peak1_model']:.2f} / {row['Fy_trough_model']:.2f} / {row['Fy_peak2_model']:.2f} BW",
                    two_peaks(row)),
-        *ros_checks(ros),
     ]
-
-
-def _table(gait, row, ros):
-    paper = seed002.PAPER_AT_REF_PCT
-    head = ("| case | ξ (tracked gait) | Ros et al. | trailing foot | P_n trailing [N s] |\n|---|---|---|---|---|\n")
-    lines = [f"| {c} | {100 * ros['xi'][c]:.2f} % | {paper[c]} % | {ros['trailing'][c]} | "
-             f"{ros['Pn_trailing'][c]:.3f} |\n" if c in paper else
-             f"| {c} | {100 * ros['xi'][c]:.2f} % | — | {ros['trailing'][c]} | {ros['Pn_trailing'][c]:.3f} |\n"
-             for c in CASES]
-    d = np.asarray(gait.durations)
-    text = (f"\n\nStep {float(gait.step_length):.3f} m in {float(gait.step_time):.3f} s (measured "
-            f"{float(reference().step_length):.3f} m in {float(reference().step_time):.3f} s); phases double, heel, "
-            f"flat, toe: {', '.join(f'{x:.3f}' for x in d)} s; cost {float(gait.cost):.1f} (effort "
-            f"{float(gait.effort):.1f} N² m s); iterations {int(gait.iterations)}. ξ at the measured heel-strike states: "
-            "`difimpact reproduce heelstrike-measured`.\n")
-    return head + "".join(lines) + text

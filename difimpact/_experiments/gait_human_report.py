@@ -1,6 +1,7 @@
 """What the seven-link human's predicted and tracked gaits share in the report: the comparison with Winter's
 measured cycle (RMS, fraction within ±1 SD, the vertical force's two peaks), the figure of joint angles and ground
-forces beside the measured mean ± 1 SD, the stick-figure sequence and the heel strike."""
+forces beside the measured mean ± 1 SD, the stick-figure sequence and the heel strike, and Ros et al.'s
+statements evaluated around the gait's own heel strike."""
 
 import functools
 
@@ -9,7 +10,10 @@ import numpy as np
 
 from .._draw import draw_model
 from .._human_gait import tracking as tr
+from . import ros_statements
 from .plotting import panel_grid
+from .seed002 import _human
+from .seed002_paper import OMEGA0_REF
 
 JOINTS = ("hip", "knee", "ankle")
 STICK = ("MH_R", "CAL_R", "A_R", "MH_R", "A_R", "K_R", "H_R", "LJC", "H_R", "K_L", "A_L", "MH_L", "CAL_L", "A_L")
@@ -89,3 +93,19 @@ def sticks_and_strike(gait, human, q_minus, impulses, title: str):
     draw_model(human, q_minus, ax=ax2, contacts=("CAL_R", "MH_L"), labels=False, title=title,
                arrows=impulses)
     return fig
+
+
+def statements(q_minus, qd_minus, label: str, quick: bool) -> tuple[list[dict], str, list]:
+    """Ros et al.'s statements on the heel strike (push-off, torso, ankle blocking; :mod:`.ros_statements`) around
+    the gait's own heel strike ``(q⁻, q̇⁻)`` (right leg leading) beside the paper's posture: CSV rows of kind
+    ``statement``, the markdown table and the gait's checks."""
+    human = _human()
+    ours = ros_statements.statements_at(q_minus, qd_minus, label, quick)
+    default = ros_statements.statements_at(*human.heel_strike_state(OMEGA0_REF), "default posture", quick)
+    rows = [{"kind": "statement", "statement": c.statement, "holds": bool(c.ok), "value": c.ours,
+             "holds_default_posture": bool(d.ok)} for c, d in zip(ours, default)]
+    held = sum(r["holds"] for r in rows)
+    text = (f"**Ros et al.'s heel-strike statements around the {label}'s own heel strike** ({held} of {len(rows)} "
+            f"hold; {sum(r['holds_default_posture'] for r in rows)} at the paper's posture with eq. 3's velocities):"
+            "\n\n" + ros_statements.table({"default posture": default, label: ours}))
+    return rows, text, ours
