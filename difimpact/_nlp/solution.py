@@ -43,8 +43,10 @@ class NLPOptions(eqx.Module):
     - `mu_init`: the initial barrier parameter; `kappa_mu`, `theta_mu`: its superlinear decrease
       $\\mu  \\leftarrow  max(tol/10, min(\\kappa_\\mu  \\mu, \\mu^{\\theta_\\mu}))$ (eq. 7); `tau_min`: the fraction-to-the-boundary floor (eq. 8).
     - `bound_push`: how far inside its bounds a start is moved (IPOPT's ``bound_push``/``bound_frac``).
-    - `max_gradient`: the objective, if its gradient at the start exceeds it, is scaled down to it
-      (IPOPT's ``nlp_scaling_max_gradient``).
+    - `max_gradient`: the objective and each constraint row, where its gradient's max-norm at the start exceeds
+      it, are scaled down to it (IPOPT's ``nlp_scaling_max_gradient`` of its gradient-based scaling, §3.8);
+      `scale_constraints` ``False`` scales the objective alone. ``tol`` applies to the scaled problem; the
+      solution's multipliers and violation are unscaled.
     - `max_backtracks`: halvings of the step in the line search.
     - `bound_relax_factor`: every finite bound of the variables and inequalities is relaxed by this factor times
       ``max(1, |bound|)`` before the solve, so that a problem without a strict interior (a bound that an equality
@@ -61,6 +63,7 @@ class NLPOptions(eqx.Module):
     tau_min: float = 0.99
     bound_push: float = 1e-2
     max_gradient: float = 100.0
+    scale_constraints: bool = True
     max_backtracks: int = 40
     bound_relax_factor: float = 0.0
 

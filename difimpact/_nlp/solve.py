@@ -18,11 +18,11 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._custom_types import Array, Float
+from .._custom_types import Array, Float, Scalar
 from .._validation import as_float, check, flag, instance
 from . import newton
 from .interior_point import linearise, newton_solve, Scaled, solve
-from .sparsity import hessian, Sparsity
+from .sparsity import hessian, Sparsity, values_and_jacobians
 from .solution import NLPOptions, NLPResults, NLPSolution
 
 
@@ -42,11 +42,31 @@ def _relaxed(lower, upper, factor):
     return lower - move(lower), upper + move(upper)
 
 
-def _scale(f, x, max_gradient):
-    """IPOPT's gradient-based scaling of the objective: scaled down so that its gradient at the start has
-    max-norm at most `max_gradient` (never up); the constraints are not scaled."""
-    g = jax.grad(f)(x)
-    return jax.lax.stop_gradient(jnp.minimum(1.0, max_gradient / jnp.maximum(jnp.max(jnp.abs(g)), 1e-300)))
+class _Scaling(eqx.Module):
+    """Constant factors of the objective (`f`) and of each equality (`c`) and inequality (`d`) row."""
+
+    f: Scalar
+    c: Float[Array, " mc"]
+    d: Float[Array, " md"]
+
+    def rows(self):
+        return jnp.concatenate([self.c, self.d])
+
+
+def _scaling(problem: "_Problem", p, x0, options: NLPOptions) -> _Scaling:
+    r"""IPOPT's gradient-based scaling (``nlp_scaling_method = gradient-based``; Wächter & Biegler 2006, §3.8):
+    the objective and each constraint row scaled by $\max(10^{-8}, \min(1, g_{max} / \|∇(\cdot)(x_0)\|_∞))$,
+    ``g_max`` = `max_gradient`: scaled down where their gradient at the start is steep, never up; the constraints
+    only with `scale_constraints`."""
+    _, (g, Jc, Jd) = values_and_jacobians(lambda x: problem.objective(x, p), lambda x: problem.c(x, p),
+                                          lambda x: problem.d(x, p), x0, problem.sparsity)
+
+    def factor(J):
+        steepest = jnp.maximum(jnp.max(jnp.abs(J), axis=-1, initial=0.0), 1e-300)
+        return jnp.clip(options.max_gradient / steepest, 1e-8, 1.0)
+
+    rows = factor if options.scale_constraints else lambda J: jnp.ones(J.shape[0], J.dtype)
+    return jax.lax.stop_gradient(_Scaling(factor(g), rows(Jc), rows(Jd)))
 
 
 class _Problem(eqx.Module):
@@ -64,28 +84,34 @@ class _Problem(eqx.Module):
     def d(self, x, p):
         return jnp.zeros((0,), x.dtype) if self.inequality is None else jnp.atleast_1d(self.inequality(x, p))
 
-    def scaled(self, p, sf, lower, upper) -> Scaled:
-        return Scaled(lambda x: sf * self.objective(x, p), lambda x: self.c(x, p), lambda x: self.d(x, p), self.n,
-                      self.sparsity, lower, upper, jnp.isfinite(lower), jnp.isfinite(upper))
+    def scaled(self, p, sc: _Scaling, lower, upper) -> Scaled:
+        """The problem the iterations solve: `lower` and `upper` (over ``y = (x, s)``) already scaled."""
+        return Scaled(lambda x: sc.f * self.objective(x, p), lambda x: sc.c * self.c(x, p),
+                      lambda x: sc.d * self.d(x, p), self.n, self.sparsity, lower, upper, jnp.isfinite(lower),
+                      jnp.isfinite(upper))
 
 
 def _make_core(problem: _Problem, options: NLPOptions):
     @jax.custom_vjp
     def core(p, y0, lower, upper):
-        sf = _scale(lambda x: problem.objective(x, p), y0[: problem.n], options.max_gradient)
-        sp = problem.scaled(p, sf, lower, upper)
+        """The solve from `y0` within `lower`, `upper` (unscaled; the slacks are those of the scaled rows)."""
+        sc = _scaling(problem, p, y0[: problem.n], options)
+        y_scale = jnp.concatenate([jnp.ones(problem.n, y0.dtype), sc.d])
+        sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
         m = jax.eval_shape(sp.h, y0).shape[0]
-        return solve(sp, y0, m, options), sf
+        s = solve(sp, y0 * y_scale, m, options)
+        return s, sc, jnp.max(jnp.abs(sp.h(s.y) / sc.rows()), initial=0.0)  # the violation, unscaled
 
     def fwd(p, y0, lower, upper):
         out = core(p, y0, lower, upper)
         return out, (p, out, lower, upper)
 
     def bwd(res, cot):
-        p, (s, sf), lower, upper = res
+        p, (s, sc, _), lower, upper = res
         y_bar = cot[0].y
         n = problem.n
-        sp = problem.scaled(p, sf, lower, upper)
+        y_scale = jnp.concatenate([jnp.ones(n, y_bar.dtype), sc.d])
+        sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
         lin = linearise(sp, s.y)
         mc = lin.Jc.shape[0]
         W = hessian(sp.f, sp.c, sp.d, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
@@ -94,7 +120,7 @@ def _make_core(problem: _Problem, options: NLPOptions):
         v, w = newton_solve(R, sp, lin, jnp.concatenate([y_bar, jnp.zeros_like(s.lam)]))
 
         def residual(q):
-            sq = problem.scaled(q, sf, lower, upper)
+            sq = problem.scaled(q, sc, lower * y_scale, upper * y_scale)
             gradient = jax.grad(lambda x: sq.f(x) + s.lam[:mc] @ sq.c(x) + s.lam[mc:] @ sq.d(x))(s.y[:n])
             return gradient, sq.h(s.y)
 
@@ -192,10 +218,10 @@ def solve_nlp(
     d0 = jnp.clip(problem.d(x0, params), dl, du)
     y0 = jnp.concatenate([x0, d0])
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
-    s, sf = _make_core(problem, options)(params, y0, lower_y, upper_y)
+    s, sc, violation = _make_core(problem, options)(params, y0, lower_y, upper_y)
     x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured
-    sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam / sf,
-                      bound_multipliers=(s.zl - s.zu)[:n] / sf, constraint_violation=s.violation,
+    sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam * sc.rows() / sc.f,
+                      bound_multipliers=(s.zl - s.zu)[:n] / sc.f, constraint_violation=jax.lax.stop_gradient(violation),
                       optimality_error=s.error, iterations=jax.lax.stop_gradient(s.step),
                       result=jax.lax.stop_gradient(s.result))
     if flag("throw", throw):
