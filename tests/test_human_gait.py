@@ -259,3 +259,13 @@ def test_graded_mesh_defects_and_quadrature_are_exact_for_cubics():
     with pytest.raises(ValueError, match="grading"):
         hg.make_problem(SevenLinkHuman(), 1.3, segments=3, grading=(1.0, -1.0, 1.0, 1.0), method="hermite-simpson",
                         friction=0.8, torque_max=300.0, duration_bounds=hg.DURATIONS)
+
+
+def test_diffrax_integrate_signals_running_out_of_steps():
+    """The library's integrator returns non-finite values (``close``'s signal of a rejected trial) when a stiff
+    right-hand side needs more than `max_steps` steps, and the solution otherwise."""
+    from difimpact._human_gait.replay import diffrax_integrate
+
+    assert np.allclose(diffrax_integrate(lambda s, y: -y, (0.0, 1.0), np.ones(2)), np.exp(-1.0), atol=1e-10)
+    stiff = diffrax_integrate(lambda s, y: -1e6 * (y - jnp.cos(s)), (0.0, 1.0), np.ones(2), max_steps=50)
+    assert np.all(np.isnan(stiff))
