@@ -17,6 +17,7 @@ from .._custom_types import Array, Float, Int, Scalar
 SIZE = 64  # entries kept (the oldest is replaced when full)
 _GAMMA_THETA, _GAMMA_PHI, _ETA = 1e-5, 1e-8, 1e-4
 _S_THETA, _S_PHI, _DELTA = 1.1, 2.3, 1.0
+_TINY, _TINY_THETA = 10.0, 1e-4  # IPOPT's tiny_step_tol (in ε_mach) and the violation below which it applies
 
 
 class Filter(eqx.Module):
@@ -50,9 +51,10 @@ class Filter(eqx.Module):
 def _judge(flt: Filter, theta, phi, slope, theta_t, phi_t, alpha):
     """Whether the trial is accepted and whether the filter must take the current point (an θ-type step)."""
     switching = (slope < 0) & (alpha * (-slope) ** _S_PHI > _DELTA * theta**_S_THETA)
-    armijo = phi_t <= phi + _ETA * alpha * slope
+    le = lambda a, b, base: a - b <= 10 * jnp.finfo(phi.dtype).eps * jnp.abs(base)  # noqa: E731 (IPOPT's Compare_le)
+    armijo = le(phi_t, phi + _ETA * alpha * slope, phi)
     f_type = switching & (theta <= flt.theta_min)
-    decrease = (theta_t <= (1 - _GAMMA_THETA) * theta) | (phi_t <= phi - _GAMMA_PHI * theta)
+    decrease = le(theta_t, (1 - _GAMMA_THETA) * theta, theta) | le(phi_t, phi - _GAMMA_PHI * theta, phi)
     finite = jnp.isfinite(theta_t) & jnp.isfinite(phi_t)
     ok = finite & flt.acceptable(theta_t, phi_t) & jnp.where(f_type, armijo, decrease)
     return ok, ~(f_type & armijo)
@@ -60,7 +62,11 @@ def _judge(flt: Filter, theta, phi, slope, theta_t, phi_t, alpha):
 
 def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope, max_backtracks, skip=False):
     """Backtracking from ``alpha_max``: `trial(y)` gives ``(θ, φ, h)`` and `soc_direction(h_trial)` the
-    corrected point of a rejected full step; with `skip` no trial is made. Returns ``(y_new, α, accepted, filter)``."""
+    corrected point of a rejected full step; with `skip` no trial is made. A tiny step (``|d_i| ≤ 10 ε (1 + |y_i|)``,
+    with ``θ ≤ 10⁻⁴``), whose trials would differ from ``y`` by rounding alone, is taken whole without a trial, as
+    IPOPT does (``tiny_step_tol``). Returns ``(y_new, α, accepted, filter)``."""
+    tiny = (jnp.max(jnp.abs(d) / (1.0 + jnp.abs(y)), initial=0.0) <= _TINY * jnp.finfo(y.dtype).eps) & (
+        theta <= _TINY_THETA)
 
     def body(c):
         k, alpha, y_t, _, augment = c
@@ -71,7 +77,7 @@ def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope
         y_next = jax.lax.cond(use_soc, soc_direction, lambda _: y + alpha_next * d, h_t)
         return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_t, y_next), ok, aug
 
-    init = (0, alpha_max, y + alpha_max * d, jnp.asarray(False), jnp.asarray(True))
+    init = (0, alpha_max, y + alpha_max * d, tiny, ~tiny)
     _, alpha, y_new, ok, augment = jax.lax.while_loop(lambda c: ~skip & ~c[3] & (c[0] < max_backtracks + 2), body, init)
     flt = jax.tree.map(lambda a, b: jnp.where(ok & augment, a, b), flt.add(theta, phi), flt)
     return y_new, alpha, ok, flt
