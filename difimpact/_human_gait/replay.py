@@ -98,7 +98,7 @@ class _Step:
         landing = None
         for k, rhs in enumerate(self.rhs):
             Y[:, -1] = durations[:, k]
-            Y = np.asarray(self.integrate(rhs, (0.0, 1.0), Y.reshape(-1)), float).reshape(b, -1)
+            Y = np.array(self.integrate(rhs, (0.0, 1.0), Y.reshape(-1)), float).reshape(b, -1)  # a copy
             if k == LANDING:
                 landing = np.asarray(_landing(self.human, jnp.asarray(Y)))
         end, strike, loss, impulses, energy = (np.asarray(a) for a in _strike(self.human, jnp.asarray(Y)))
