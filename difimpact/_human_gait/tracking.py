@@ -40,7 +40,6 @@ import numpy as np
 
 from .._custom_types import Array, Float, Scalar
 from .._models.seven_link_human import SevenLinkHuman
-from .._powered import collocation
 from .gait import human_gait
 from .problem import IT, ITAU, B, HumanGaitProblem, S
 
@@ -143,7 +142,7 @@ class TrackingTarget(eqx.Module):
     def integral(self, problem: HumanGaitProblem, x, lam) -> Scalar:
         """``J_track`` (module docstring) of the states `x` ``(G, S)`` and forces `lam` ``(G, 8)``."""
         e = self.errors(problem, x, lam) ** 2
-        w = np.concatenate([collocation.weights(problem.method, n) for n in problem.segments])
+        w = problem.weights()  # the mesh's quadrature (graded meshes included)
         running = self.angle_weight * e[:, :6].sum(1) + self.grf_weight * e[:, 6:].sum(1)
         T_m, sd_T = self.reference.step_time, self.reference.cycle_time_sd / 2
         return (jnp.asarray(w, x.dtype) * x[:, ITAU]) @ running / T_m + self.time_weight * (
