@@ -48,3 +48,15 @@ def test_inertia_under_vmap():
     truth = [c[2] for c in cases]
     assert list(np.asarray(jax.jit(jax.vmap(lambda a, j: inertia.dense(a, j, a)))(A, J))) == truth
     assert list(np.asarray(jax.jit(jax.vmap(lambda a, j: inertia.band(s, a, j, a)))(A, J))) == truth
+
+
+def test_rows_of_different_sizes():
+    """A steep row beside a small one: ``A`` is positive definite on ``null(J_c) = span(e₃)`` but indefinite on the
+    small row's direction ``e₂``; with ``ρ`` set by the steep row alone, ``A + ρ J_cᵀ J_c`` would stay indefinite
+    there (``−1 + 10⁻⁶``) and the test would ask for a regularisation the problem does not need."""
+    A = jnp.diag(jnp.array([1.0, -1.0, 1.0]))
+    J = jnp.array([[1e3, 0.0, 0.0], [0.0, 1e-3, 0.0]])
+    s = banded.BandedStructure.of(np.block([[np.eye(3), np.ones((3, 2))], [np.ones((2, 3)), np.eye(2)]]) != 0)
+    assert bool(inertia.dense(A, J, A)) and bool(inertia.band(s, A, J, A))
+    assert not bool(inertia.dense(A.at[2, 2].set(-1.0), J, A))  # negative on the null space
+    assert not bool(inertia.band(s, A.at[2, 2].set(-1.0), J, A))

@@ -11,8 +11,12 @@ large enough ``A + J_cᵀ J_c / γ`` is positive definite iff ``A`` is on ``null
   ``pivoting=False``): by Sylvester's law of inertia, the signs of its pivots are the inertia of ``T``, so the test
   passes iff exactly ``m_c`` pivots are negative and none is zero.
 
-``ρ = 10⁶ max(1, max|W|) / max|J_c|²`` (``W`` the Hessian, the indefinite part of ``A``): large against it yet small enough that the rounding of ``ρ J_cᵀ J_c``
-(``ε ρ max|J_c|²``) stays far below ``A``'s curvature.
+``J_c`` enters with each row divided by its largest entry (``null(J_c)`` unchanged): the penalty must outweigh
+``A``'s negative curvature in every row's direction, and a row of small entries beside steep ones (of ``σ_min(J_c)``
+far below ``max|J_c|``) would otherwise leave ``A + ρ J_cᵀ J_c`` indefinite where ``A`` is positive definite on the
+null space, and the test would ask for a regularisation ``δ_w`` that the problem does not need.
+``ρ = 10⁶ max(1, max|W|) / max|J_c|²`` (``W`` the Hessian, the indefinite part of ``A``): large against it yet small
+enough that the rounding of ``ρ J_cᵀ J_c`` (``ε ρ max|J_c|²``) stays far below ``A``'s curvature.
 """
 
 import jax
@@ -60,8 +64,16 @@ def _pivots_batched(axis_size, in_batched, a):
     return _batched(_pivots, _loop_pivots, axis_size, in_batched, a), True
 
 
+def _normalised(Jc: Float[Array, "mc n"]) -> Float[Array, "mc n"]:
+    """``J_c`` with each row divided by its largest magnitude (a zero row left as it is)."""
+    r = jnp.max(jnp.abs(Jc), axis=1, keepdims=True, initial=0.0)
+    return Jc / jnp.where(r > 0, r, 1.0)
+
+
 def dense(A: Float[Array, "n n"], Jc: Float[Array, "mc n"], W: Float[Array, "n n"]) -> Bool[Array, ""]:
-    """Whether ``A`` is positive definite on ``null(J_c)``: a Cholesky attempt of ``A + ρ J_cᵀ J_c``."""
+    """Whether ``A`` is positive definite on ``null(J_c)``: a Cholesky attempt of ``A + ρ J_cᵀ J_c`` (rows
+    normalised)."""
+    Jc = _normalised(Jc)
     M = A + penalty(W, Jc) * (Jc.T @ Jc)
     d = _pivots(0.5 * (M + M.T))
     return jnp.all(jnp.isfinite(d) & (d > 0))
@@ -71,7 +83,7 @@ def band(s: banded.BandedStructure, A: Float[Array, "n n"], Jc: Float[Array, "mc
          W: Float[Array, "n n"]) -> Bool[Array, ""]:
     """Whether ``T = [[A, J_cᵀ], [J_c, −I/ρ]]`` has exactly ``m_c`` negative pivots and no zero pivot, by
     elimination without pivoting in the band ordering."""
-    mc = Jc.shape[0]
+    mc, Jc = Jc.shape[0], _normalised(Jc)
     T = jnp.block([[A, Jc.T], [Jc, -jnp.eye(mc, dtype=A.dtype) / penalty(W, Jc)]])
     f = banded.factor(s, banded.to_band(s, T), pivoting=False)
     d = f.band[:, s.lower]
