@@ -162,8 +162,9 @@ def _closure_checks(rep):
                    f"(to {BALANCE_RTOL:g})", "work–energy theorem", f"{balance:.1e}; contact work "
                    f"{rep['contact_work']:.2e} J, actuator work {rep['work']:.3f} J, impact loss "
                    f"{rep['impact_loss']:.3f} J", balance < BALANCE_RTOL),
-        check_that("Over the periodic step the actuators' work equals the heel strike's loss", "Ros et al. 2015, eq. 23",
-                   f"relative difference {periodic:.1e}", periodic < BALANCE_RTOL),
+        check_that("Over the periodic step the actuators' work equals the heel strike's loss", "Ros et al. 2015, eq. 23; "
+                   "to 1e-6: the step returns to its start only within the closure above, and T + V with it",
+                   f"relative difference {periodic:.1e}", periodic < 1e-6),
     ]
 
 
