@@ -19,7 +19,9 @@ from . import seed002
 from .base import Outcome, check_that, experiment
 
 SPEED = 1.3  # m/s: Winter's normal cadence walks at 1.325 m/s
-SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
+# The coarse mesh finds the optimum from the guess; the fine one, warm-started from it, is the coarsest measured
+# whose optimal torques close into a periodic step (3/2/4/3: Newton's residual stalls at 11; docs/human-gait.md).
+SEGMENTS, QUICK_SEGMENTS = (8, 6, 4, 3), (3, 2, 4, 3)
 STARTS = (0.7, 0.6, 0.8)  # guessed step lengths [m]: the several starts of the full run
 CASES = ("none", "ankle", "ankle+knee", "ankle+knee+hip")
 KEYS = {"none": "xi_none", "ankle": "xi_ankle", "ankle+knee": "xi_ankle_knee", "ankle+knee+hip": "xi_ankle_knee_hip"}
@@ -70,12 +72,20 @@ def blocking(gait, q=None, qd=None) -> dict:
             "q_minus": np.asarray(q), "qdot_minus": np.asarray(qd)}
 
 
-def solve(segments, speed=SPEED, step_length=0.7):
+def solve(segments, speed=SPEED, step_length=0.7, guess=None):
+    """The predicted step on `segments` per phase, from the guess at `step_length` or warm-started from the gait
+    `guess` (:func:`~difimpact._human_gait.gait.resample`)."""
     human = _human()
     problem = hg.make_problem(human, speed, segments=segments, method="hermite-simpson", friction=0.8,
                               torque_max=300.0, duration_bounds=hg.DURATIONS)
-    return hg.human_gait(human, speed, segments=segments, guess=hg.initial_guess(problem, step_length),
-                         options=OPTIONS, throw=False)
+    z0 = hg.initial_guess(problem, step_length) if guess is None else hg.resample(guess, problem)
+    return hg.human_gait(human, speed, segments=segments, guess=z0, options=OPTIONS, throw=False)
+
+
+def refined(speed=SPEED, step_length=0.7):
+    """The coarse optimum from the guess, then the closing mesh's warm-started from it: ``(coarse, fine)``."""
+    coarse = solve(QUICK_SEGMENTS, speed, step_length)
+    return coarse, solve(SEGMENTS, speed, guess=coarse)
 
 
 def node_rows(gait) -> list[dict]:
@@ -107,7 +117,8 @@ register = experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per
                       "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
                       "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
                       "double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact impact map), "
-                      f"Hermite–Simpson {SEGMENTS} segments per phase ({QUICK_SEGMENTS} with --quick); node rows and a "
+                      f"Hermite–Simpson {QUICK_SEGMENTS} segments per phase from a guess, then {SEGMENTS} warm-started (one start "
+                      "with --quick, three without); node rows and a "
                       "summary row; Ros et al.'s blocking cases at the gait's own heel strike.",
                       units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
                             "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
@@ -115,12 +126,11 @@ register = experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per
 
 
 def gait_human_predicted(quick, progress):
-    segments = QUICK_SEGMENTS if quick else SEGMENTS
     starts = STARTS[:1] if quick else STARTS
-    gaits = [solve(segments, SPEED, s) for s in progress(starts, desc="starts")]
-    ok = [g for g in gaits if int(g.result._value) == 0]
-    best = min(ok or gaits, key=lambda g: float(g.cost))
-    return outcome(best, "predicted gait", quick, _checks_of(gaits), "gait_human_predicted")
+    runs = [refined(SPEED, s) for s in progress(starts, desc="starts")]
+    ok = [f for _, f in runs if int(f.result._value) == 0]
+    best = min(ok or [f for _, f in runs], key=lambda g: float(g.cost))
+    return outcome(best, "predicted gait", quick, _checks_of([g for run in runs for g in run]), "gait_human_predicted")
 
 
 def outcome(gait, label, quick, solved, figure, extra=None) -> Outcome:

@@ -11,19 +11,20 @@ from .base import check_that, experiment
 from .gait_human import _human, outcome
 from .gait_human_report import JOINTS, measures, reference, two_peaks
 
-SEGMENTS, QUICK_SEGMENTS = (4, 2, 6, 4), (3, 2, 4, 3)
+SEGMENTS, QUICK_SEGMENTS = (8, 6, 4, 3), (3, 2, 4, 3)  # as the predicted gait's (gait_human.py)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
 OPTIONS = NLPOptions(max_steps=500, bound_relax_factor=1e-8)  # t₀ = 0: a bound an equality also imposes (§3.5)
 
 
-def solve(segments, options=OPTIONS):
-    """The tracking gait on `segments` per phase, from the measured cycle's guess at the measured step length."""
+def solve(segments, options=OPTIONS, guess=None):
+    """The tracking gait on `segments` per phase, from the measured cycle's guess at the measured step length, or
+    warm-started from the gait `guess` (:func:`~difimpact._human_gait.gait.resample`)."""
     human, ref = _human(), reference()
     target = tr.tracking_target(ref)
     problem = hg.make_problem(human, ref.speed, segments=segments, method="hermite-simpson", friction=0.8,
                               torque_max=300.0, duration_bounds=hg.DURATIONS, tracking=target)
-    guess = hg.initial_guess(problem, float(ref.step_length))
-    return hg.human_gait(human, ref.speed, segments=segments, guess=guess, tracking=target, options=options,
+    z0 = hg.initial_guess(problem, float(ref.step_length)) if guess is None else hg.resample(guess, problem)
+    return hg.human_gait(human, ref.speed, segments=segments, guess=z0, tracking=target, options=options,
                          throw=False)
 
 
@@ -34,7 +35,8 @@ register = experiment("gait-human-tracking", "002", "§4 (ξ at heel strike per 
                       "cycle at its 1.325 m/s: the symmetric step of least effort per distance plus the squared "
                       "errors of the six joint angles over their SD, of the ground forces in body weights over their "
                       "SD and of the step time (free step length and phase durations; no residual forces), "
-                      f"Hermite–Simpson {SEGMENTS} segments per phase ({QUICK_SEGMENTS} with --quick); node rows, a "
+                      f"Hermite–Simpson {QUICK_SEGMENTS} segments per phase from the measured guess, then {SEGMENTS} "
+                      "warm-started; node rows, a "
                       "summary row with the tracking measures; Ros et al.'s blocking cases at the gait's own heel "
                       "strike.",
                       units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
@@ -44,8 +46,8 @@ register = experiment("gait-human-tracking", "002", "§4 (ξ at heel strike per 
 
 
 def gait_human_tracking(quick, progress):
-    segments = QUICK_SEGMENTS if quick else SEGMENTS
-    (gait,) = [solve(s) for s in progress([segments], desc="solve")]
+    coarse = solve(QUICK_SEGMENTS)
+    (gait,) = [solve(s, guess=coarse) for s in progress([SEGMENTS], desc="solve")]
     return outcome(gait, "tracked gait", quick, _checks(gait, measures(gait)), "gait_human_tracking",
                    extra={"effort": float(gait.effort), "iterations": int(gait.iterations)})
 
