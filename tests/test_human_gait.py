@@ -188,6 +188,28 @@ def test_heel_strike_of_the_gait(fine_gait, closed):
     assert ros["xi"]["ankle"] < ros["xi"]["ankle+knee"] < ros["xi"]["ankle+knee+hip"]
 
 
+@pytest.mark.slow
+def test_report_of_the_closed_gait(fine_gait):
+    """The experiments' report of a gait (``gait_human.outcome``, on IPOPT's closing-mesh optimum): the closure and
+    energy checks pass, the summary row has the issue's keys with ξ from :func:`blocking` at the closed step's heel
+    strike, one node row per collocation point, and one statement row per statement of the seed-002 experiments
+    (whose default-posture outcomes are those experiments' own)."""
+    from difimpact._experiments import ros_statements
+
+    out = experiment.outcome(fine_gait, "predicted gait", True, [], "gait_human_predicted")
+    checks = {c.statement[:40]: c.ok for c in out.checks}
+    assert all(checks.values()), checks
+    (row,) = [r for r in out.rows if r["kind"] == "summary"]
+    keys = {"speed", "step_length", "step_time", "cost_of_transport", "xi_none", "xi_ankle", "xi_ankle_knee",
+            "xi_ankle_knee_hip", "trailing_foot", "omega0"}
+    assert keys <= row.keys() and row["closure"] < 1e-5
+    assert sum(r["kind"] == "node" for r in out.rows) == fine_gait.t.shape[0]
+    statements = [r for r in out.rows if r["kind"] == "statement"]
+    human = experiment._human()
+    default = ros_statements.statements_at(*human.heel_strike_state(-1.0), "default", True)
+    assert [r["holds_default_posture"] for r in statements] == [c.ok for c in default]
+
+
 class _Arctan:
     """``R = (arctan x_1, arctan x_2, d - 0.3)``: from ``|x| > 1.39`` full Newton steps diverge (Deuflhard 2004,
     §3.1's example); `fails` beyond ``|x| > 6``, as an integration that runs out of steps."""
