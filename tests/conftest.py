@@ -60,8 +60,8 @@ CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_
 # their usual order): under pytest-xdist's `--dist loadfile` each worker takes the next module when it is free,
 # and the two then end together. xdist would otherwise order the modules by their number of tests, and a long
 # module of few tests (the notebook) would start last.
-_LONGEST_FIRST = ("test_compliant.py", "test_impact_constrained.py", "test_notebooks.py", "test_optimise.py",
-                  "test_gait.py", "test_objectives.py", "test_bad_input.py", "test_docs.py", "test_sweep.py",
+_LONGEST_FIRST = ("test_powered_kelly.py", "test_powered.py", "test_powered_biped_torso.py", "test_compliant.py",
+                  "test_impact_constrained.py", "test_notebooks.py", "test_optimise.py", "test_gait.py", "test_objectives.py", "test_bad_input.py", "test_docs.py", "test_sweep.py",
                   "test_linalg.py", "test_impact_frictional.py", "test_gait_reproduce.py",
                   "test_properties_tree.py", "test_io.py", "test_hybrid.py", "test_precision.py", "test_models.py",
                   "test_seven_link_human.py", "test_measured.py", "test_heelstrike_seed002.py")
@@ -69,7 +69,8 @@ _LONGEST_FIRST = ("test_compliant.py", "test_impact_constrained.py", "test_noteb
 # `difimpact reproduce` experiments of seeds 002 and 003 run the impacts that the physics tests of those seeds
 # compile, which another worker would trace and lower again.
 _SAME_WORKER = {"tests/test_reproduce_seed002.py": "tests/test_heelstrike_seed002.py",
-                "tests/test_reproduce_seed003.py": "tests/test_impact_constrained.py"}
+                "tests/test_reproduce_seed003.py": "tests/test_impact_constrained.py",
+                "tests/test_ros_statements.py": "tests/test_heelstrike_seed002.py"}
 
 
 # Full garbage collections at the end of each test module rather than during its traces, whose objects they would
