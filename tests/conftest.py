@@ -61,7 +61,8 @@ CACHE_ENV = {"JAX_COMPILATION_CACHE_DIR": _CACHE_DIR, "JAX_PERSISTENT_CACHE_MIN_
 # and the two then end together. xdist would otherwise order the modules by their number of tests, and a long
 # module of few tests (the notebook) would start last.
 _LONGEST_FIRST = ("test_powered_kelly.py", "test_powered.py", "test_powered_biped_torso.py", "test_compliant.py",
-                  "test_impact_constrained.py", "test_notebooks.py", "test_optimise.py", "test_gait.py", "test_objectives.py", "test_bad_input.py", "test_docs.py", "test_sweep.py",
+                  "test_impact_constrained.py", "test_notebooks.py", "test_optimise.py", "test_gait.py",
+                  "test_objectives.py", "test_bad_input.py", "test_docs.py", "test_sweep.py",
                   "test_linalg.py", "test_impact_frictional.py", "test_gait_reproduce.py",
                   "test_properties_tree.py", "test_io.py", "test_hybrid.py", "test_precision.py", "test_models.py",
                   "test_seven_link_human.py", "test_measured.py", "test_heelstrike_seed002.py")
