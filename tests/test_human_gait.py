@@ -46,10 +46,6 @@ def scipy_integrate(rhs, span, y0, max_evaluations=60000):
     return sol.y[:, -1] if sol.success else np.full(np.shape(y0), np.nan)
 
 
-SOLVER = ("solve_nlp does not converge on this transcription yet: with the inertia correction its iterates still "
-          "reach a nearly singular Newton matrix (docs/human-gait.md, Status)")
-
-
 # The coarsest mesh measured to close (docs/human-gait.md, Checks of the closed step): per phase double, heel,
 # flat, toe; equal segments (the quick 3/2/4/3 mesh does not close).
 CLOSURE_SEGMENTS, CLOSURE_GRADING = (8, 6, 4, 3), 1.0
@@ -116,7 +112,6 @@ def test_phase_dynamics_hold_contacts_and_balance_power():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=SOLVER, strict=False)
 def test_library_gait_is_ipopts_optimum(gait):
     """The library's solve from the same guess converges to IPOPT's optimum."""
     library = experiment.solve(experiment.QUICK_SEGMENTS)

@@ -134,10 +134,6 @@ def _ipopt(problem, z0, max_iter=300, tol=1e-9):
     return module.HumanIpopt(problem, max_iter=max_iter, tol=tol).solve(z0)
 
 
-SOLVER = ("solve_nlp does not converge on this transcription yet: local infeasibility from the guess "
-          "(docs/human-gait.md, Tracking gait)")
-
-
 @pytest.fixture(scope="module")
 def experiment():
     from difimpact._experiments import gait_human_tracking
@@ -172,7 +168,6 @@ def test_ipopt_tracking_within_the_measured_sd(ipopt_gait):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=SOLVER, strict=False)
 def test_library_tracking_gait_is_ipopts_optimum(experiment, ipopt_gait):
     """The library's solve from the same guess converges to IPOPT's optimum (cost to 1e-6, variables to 1e-4) and
     so is within the measured ±1 SD (no residual forces: the model has none)."""
