@@ -16,4 +16,5 @@ from . import gait_compass as gait_compass
 from . import gait_kuo as gait_kuo
 from . import gait_five_link as gait_five_link
 from . import gait_biped_torso as gait_biped_torso
+from . import gait_human as gait_human
 from .base import REGISTRY as REGISTRY, Check as Check, Experiment as Experiment, Outcome as Outcome, select as select

@@ -111,8 +111,6 @@ def summary_row(gait, ros) -> dict:
     return row
 
 
-# Not in the registry until its solve converges (importing the module must not add it):
-# `register(gait_human_predicted)` adds it.
 register = experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per blocking case), in a predicted gait",
                       "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
                       "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
@@ -212,3 +210,6 @@ def _table(gait, ros, meas, label):
             f"{meas['Fy_trough_model']:.2f} / {meas['Fy_peak2_model']:.2f} BW (peak, trough, peak; measured "
             f"{meas['Fy_peak1_measured']:.2f} / {meas['Fy_trough_measured']:.2f} / {meas['Fy_peak2_measured']:.2f}).\n")
     return head + "".join(lines) + text
+
+
+register(gait_human_predicted)
