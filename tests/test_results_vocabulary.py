@@ -98,11 +98,13 @@ def test_frictional_regimes_are_an_enumeration():
     first = jax.tree.map(lambda x: x[0], hit)
     assert first.regime_name == "stick" and bool(first.regime == di.FrictionalRegime.stick)
     assert di.FrictionalRegime[first.regime] == "stick"
-    with pytest.warns(DeprecationWarning, match="FRICTIONAL_REGIMES"):
+    with pytest.warns(DeprecationWarning, match="FRICTIONAL_REGIMES") as record:
         names = di.FRICTIONAL_REGIMES
+    assert record[0].filename == __file__  # the warning names the caller's line
     assert names == tuple(di.FrictionalRegime[getattr(di.FrictionalRegime, n)] for n in REGIMES)
-    with pytest.warns(DeprecationWarning, match="regime_code"):
+    with pytest.warns(DeprecationWarning, match="regime_code") as record:
         codes = hit.regime_code
+    assert record[0].filename == __file__
     assert [names[c] for c in np.asarray(codes)] == ["stick", "slide", "slide-stick"]
 
 

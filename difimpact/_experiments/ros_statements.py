@@ -41,9 +41,7 @@ def _rotate(human, q0, dtheta):
     """``q0`` with the Torso-Pelvis rotated by Δθ (counter-clockwise, the paper's sense: ``q[2] − Δθ``) about the
     hips: the hips' relative angles take ``+Δθ``, the LJC's height moves so that the hips keep theirs."""
     q = q0.at[2].add(-dtheta).at[jnp.array(_LEGS)].add(dtheta)
-    # both hip positions with q0's LJC, so that the shift is exactly zero at Δθ = 0
-    kept = q0.at[2].add(-0 * dtheta).at[jnp.array(_LEGS)].add(0 * dtheta)
-    return q.at[1].add(human.point(kept, "H_R")[1] - human.point(q, "H_R")[1])
+    return q.at[1].add(human.point(q0, "H_R")[1] - human.point(q, "H_R")[1])  # exactly zero at Δθ = 0
 
 
 @functools.cache
@@ -58,7 +56,7 @@ def _around():
             return human.heel_strike_state(w, torso, v0=qd0[0], posture=pose)[1]
 
         slope = jax.jacfwd(eq3)(base, pose.torso + dtheta)
-        torso = eq3(base, pose.torso + dtheta) - eq3(base, pose.torso + 0 * dtheta)
+        torso = eq3(base, pose.torso + dtheta) - eq3(base, pose.torso)
         return _rotate(human, q0, dtheta), qd0 + torso + (omega0 - base) * slope
 
     return jax.jit(jax.vmap(one, in_axes=(0, 0, None, None)), compiler_options=_FAST_COMPILE)
