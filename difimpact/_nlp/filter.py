@@ -60,24 +60,28 @@ def _judge(flt: Filter, theta, phi, slope, theta_t, phi_t, alpha):
     return ok, ~(f_type & armijo)
 
 
-def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope, max_backtracks, skip=False):
+def search(flt: Filter, trial, soc_direction, y, d, alpha_max, theta, phi, slope, max_backtracks, restoring=False):
     """Backtracking from ``alpha_max``: `trial(y)` gives ``(θ, φ, h)`` and `soc_direction(h_trial)` the
-    corrected point of a rejected full step; with `skip` no trial is made. A tiny step (``|d_i| ≤ 10 ε (1 + |y_i|)``,
-    with ``θ ≤ 10⁻⁴``), whose trials would differ from ``y`` by rounding alone, is taken whole without a trial, as
-    IPOPT does (``tiny_step_tol``). Returns ``(y_new, α, accepted, filter)``."""
+    corrected point of a rejected full step. A tiny step (``|d_i| ≤ 10 ε (1 + |y_i|)``, with ``θ ≤ 10⁻⁴``), whose
+    trials would differ from ``y`` by rounding alone, is taken whole without a trial, as IPOPT does
+    (``tiny_step_tol``). With `restoring`, the same loop (one traced trial for both) backtracks on ``θ`` alone
+    instead (:mod:`.restoration`): ``θ(y + α d) ≤ (1 − 10⁻⁴ α) θ``, at most `max_backtracks` trials, no correction.
+    Returns ``(y_new, α, accepted, filter, θ, φ)``, the last two of the last trial."""
     tiny = (jnp.max(jnp.abs(d) / (1.0 + jnp.abs(y)), initial=0.0) <= _TINY * jnp.finfo(y.dtype).eps) & (
-        theta <= _TINY_THETA)
+        theta <= _TINY_THETA) & ~restoring
 
     def body(c):
-        k, alpha, y_t, _, augment = c
+        k, alpha, y_t, _, augment, _, _ = c
         theta_t, phi_t, h_t = trial(y_t)
         ok, aug = _judge(flt, theta, phi, slope, theta_t, phi_t, alpha)
-        use_soc = (k == 0) & (theta_t >= theta) & ~ok
+        ok = jnp.where(restoring, theta_t <= (1 - 1e-4 * alpha) * theta, ok)
+        use_soc = (k == 0) & (theta_t >= theta) & ~ok & ~restoring
         alpha_next = jnp.where(use_soc, alpha, 0.5 * alpha)
         y_next = jax.lax.cond(use_soc, soc_direction, lambda _: y + alpha_next * d, h_t)
-        return k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_t, y_next), ok, aug
+        return (k + 1, jnp.where(ok, alpha, alpha_next), jnp.where(ok, y_t, y_next), ok, aug, theta_t, phi_t)
 
-    init = (0, alpha_max, y + alpha_max * d, tiny, ~tiny)
-    _, alpha, y_new, ok, augment = jax.lax.while_loop(lambda c: ~skip & ~c[3] & (c[0] < max_backtracks + 2), body, init)
+    trials = jnp.where(restoring, max_backtracks, max_backtracks + 2)
+    init = (0, alpha_max, y + alpha_max * d, tiny, ~tiny, theta, phi)
+    _, alpha, y_new, ok, augment, theta_t, phi_t = jax.lax.while_loop(lambda c: ~c[3] & (c[0] < trials), body, init)
     flt = jax.tree.map(lambda a, b: jnp.where(ok & augment, a, b), flt.add(theta, phi), flt)
-    return y_new, alpha, ok, flt
+    return y_new, alpha, ok, flt, theta_t, phi_t

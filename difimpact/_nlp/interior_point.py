@@ -74,6 +74,9 @@ class Scaled(eqx.Module):
 
 
 class State(eqx.Module):
+    """An iterate; `h` the constraints at `y` once `done` (the previous iterate's before), `evaluating` a last
+    trip through the loop that only evaluates them there (after a step that ended the solve)."""
+
     y: Float[Array, " N"]
     lam: Float[Array, " M"]
     zl: Float[Array, " N"]
@@ -82,12 +85,13 @@ class State(eqx.Module):
     filter: Filter
     delta: Scalar
     error: Scalar
-    violation: Scalar
+    h: Float[Array, " M"]
     step: Int[Array, ""]
     result: NLPResults
     done: Bool[Array, ""]
     restoring: Bool[Array, ""]
     theta_ref: Scalar
+    evaluating: Bool[Array, ""]
 
 
 class Linearisation(eqx.Module):
@@ -104,9 +108,10 @@ class Linearisation(eqx.Module):
         return jnp.concatenate([self.Jc.T @ lam[:mc] + self.Jd.T @ lam[mc:], -lam[mc:]])
 
 
-def linearise(p: Scaled, y) -> Linearisation:
+def linearise(p: Scaled, y, evaluated=None) -> Linearisation:
+    """The linearisation at `y`, from `evaluated` (``((f, c, d), (∇f, J_c, J_d))`` at ``x``) where given."""
     x = y[: p.n]
-    (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.c, p.d, x, p.sparsity)
+    (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.c, p.d, x, p.sparsity) if evaluated is None else evaluated
     g = jnp.concatenate([gx, jnp.zeros(y.shape[0] - p.n, y.dtype)])
     return Linearisation(g, jnp.concatenate([c, d - y[p.n:]]), Jc, Jd)
 
@@ -198,12 +203,11 @@ def _barrier_update(p: Scaled, s: State, lin: Linearisation, options: NLPOptions
 
 def _step(p: Scaled, s: State, lin: Linearisation, R, rhs, d, alpha_max, tau, mu, flt, options: NLPOptions):
     """The next point: by the filter line search with its second-order correction (eqs. 26–28), or, while
-    restoring, by backtracking on ``θ`` (:mod:`.restoration`). A failed line search with ``θ`` above `tol`
-    starts restoration from this point, which the filter then takes. Returns ``(y, α, ok, filter, restoring,
-    θ_ref)``."""
+    restoring, by backtracking on ``θ`` (:mod:`.restoration`), both by one loop (:func:`.filter.search`) that
+    traces the constraints once. A failed line search with ``θ`` above `tol` starts restoration from this point,
+    which the filter then takes. Returns ``(y, α, ok, filter, restoring, θ_ref)``."""
     y, N = s.y, s.y.shape[0]
     theta, phi = jnp.sum(jnp.abs(lin.h)), p.barrier(s.y, mu)
-    theta_of = lambda z: jnp.sum(jnp.abs(p.h(z)))  # noqa: E731
 
     def trial(z):
         h = p.h(z)
@@ -214,17 +218,17 @@ def _step(p: Scaled, s: State, lin: Linearisation, R, rhs, d, alpha_max, tau, mu
         return y + _fraction_to_boundary(p, y, d_soc, tau) * d_soc
 
     slope = p.barrier_gradient(lin.g, y, mu) @ d
-    y_f, alpha_f, ok_f, flt_f = search(flt, trial, corrected, y, d, alpha_max, theta, phi, slope,
-                                       options.max_backtracks, skip=s.restoring)
-    y_r, alpha_r, found = restoration.backtrack(theta_of, y, d, alpha_max, theta, s.restoring,
-                                                options.max_backtracks)
-    theta_r = theta_of(y_r)
-    leave = found & (theta_r <= restoration.KAPPA_RESTO * s.theta_ref) & flt.acceptable(theta_r, p.barrier(y_r, mu))
+    y_t, alpha_t, ok_t, flt_f, theta_t, phi_t = search(flt, trial, corrected, y, d, alpha_max, theta, phi, slope,
+                                                       options.max_backtracks, restoring=s.restoring)
+    found = s.restoring & ok_t  # restoration's backtracking found a point
+    leave = found & (theta_t <= restoration.KAPPA_RESTO * s.theta_ref) & flt.acceptable(theta_t, phi_t)
+    ok_f = ~s.restoring & ok_t
     enter = ~s.restoring & ~ok_f & (theta > options.tol)
     where = lambda c, a, b: jax.tree.map(lambda u, v: jnp.where(c, u, v), a, b)  # noqa: E731
     flt = where(enter, flt.add(theta, phi), where(s.restoring, flt, flt_f))
-    alpha = jnp.where(s.restoring, alpha_r, jnp.where(enter, 0.0, alpha_f))
-    return (where(s.restoring, y_r, where(enter, y, y_f)), alpha, jnp.where(s.restoring, found, ok_f | enter), flt,
+    alpha = jnp.where(s.restoring, jnp.where(found, alpha_t, 0.0), jnp.where(enter, 0.0, alpha_t))
+    y_new = where(s.restoring, where(found, y_t, y), where(enter, y, y_t))
+    return (y_new, alpha, jnp.where(s.restoring, found, ok_f | enter), flt,
             jnp.where(s.restoring, found & ~leave, enter), jnp.where(enter, theta, s.theta_ref))
 
 
@@ -265,9 +269,11 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
-    return State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,
-                 jnp.where(regular & ~s.restoring, delta, s.delta), error, jnp.max(jnp.abs(lin.h), initial=0.0),
-                 jnp.where(keep, s.step, step), result, done, restoring & ~keep, theta_ref)
+    new = State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,
+                jnp.where(regular & ~s.restoring, delta, s.delta), error, lin.h, jnp.where(keep, s.step, step),
+                result, done & keep, restoring & ~keep, theta_ref, done & ~keep)
+    last = eqx.tree_at(lambda t: (t.h, t.done, t.evaluating), s, (lin.h, jnp.asarray(True), jnp.asarray(False)))
+    return jax.tree.map(lambda a, b: jnp.where(s.evaluating, a, b), last, new)
 
 
 def _singular(h, options) -> NLPResults:
@@ -283,32 +289,34 @@ def _failure(h, options) -> NLPResults:
                             NLPResults.step_failure)
 
 
-def initial_point(p: Scaled, y0, options: NLPOptions):
+def initial_point(lower, upper, y0, options: NLPOptions):
     """``y0`` moved inside its bounds (IPOPT §3.6: ``bound_push`` and ``bound_frac`` both `bound_push`)."""
     k = options.bound_push
-    width = jnp.where(p.has_lower & p.has_upper, p.upper - p.lower, jnp.inf)
-    pl = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(p.lower)), k * width)
-    pu = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(p.upper)), k * width)
-    y = jnp.where(p.has_lower, jnp.maximum(y0, p.lower + pl), y0)
-    return jnp.where(p.has_upper, jnp.minimum(y, p.upper - pu), y)
+    has_lower, has_upper = jnp.isfinite(lower), jnp.isfinite(upper)
+    width = jnp.where(has_lower & has_upper, upper - lower, jnp.inf)
+    pl = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(lower)), k * width)
+    pu = jnp.minimum(k * jnp.maximum(1.0, jnp.abs(upper)), k * width)
+    y = jnp.where(has_lower, jnp.maximum(y0, lower + pl), y0)
+    return jnp.where(has_upper, jnp.minimum(y, upper - pu), y)
 
 
-def start(p: Scaled, y0, options: NLPOptions) -> State:
+def start(p: Scaled, y0, options: NLPOptions, evaluated=None) -> State:
     """The first iterate: ``y0`` moved inside the bounds, ``z = 1`` and the least-squares ``λ``
-    (:func:`.restoration.least_squares_multipliers`)."""
-    y = initial_point(p, y0, options)
+    (:func:`.restoration.least_squares_multipliers`); `evaluated`: as in :func:`linearise`, at that point."""
+    y = initial_point(p.lower, p.upper, y0, options)
     one = jnp.ones_like(y)
     zl, zu = jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0)
-    lin = linearise(p, y)
+    lin = linearise(p, y, evaluated)
     R = newton.factor(jnp.zeros((p.n, p.n), y.dtype), lin.Jc, lin.Jd, one[:p.n], one[p.n:], 0.0, 0.0,
                       newton.structure(p.sparsity, lin.Jc.shape[0]))
     lam = restoration.least_squares_multipliers(lambda r: newton_solve(R, p, lin, r), lin.g, zl, zu, lin.h)
     mu = jnp.asarray(options.mu_init, y.dtype)
     inf = jnp.full_like(mu, jnp.inf)
-    return State(y, lam, zl, zu, mu, Filter.start(jnp.sum(jnp.abs(lin.h))), jnp.zeros_like(mu), inf, inf,
-                 jnp.asarray(0), NLPResults.successful, jnp.asarray(False), jnp.asarray(False), inf)
+    return State(y, lam, zl, zu, mu, Filter.start(jnp.sum(jnp.abs(lin.h))), jnp.zeros_like(mu), inf, lin.h,
+                 jnp.asarray(0), NLPResults.successful, jnp.asarray(False), jnp.asarray(False), inf,
+                 jnp.asarray(False))
 
 
-def solve(p: Scaled, y0, m: int, options: NLPOptions) -> State:
+def solve(p: Scaled, y0, m: int, options: NLPOptions, evaluated=None) -> State:
     """Run the iterations from :func:`start` (`m`, the number of constraints, is that of its multipliers)."""
-    return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), start(p, y0, options))
+    return jax.lax.while_loop(lambda s: ~s.done, lambda s: _iterate(p, s, options), start(p, y0, options, evaluated))

@@ -9,10 +9,11 @@ $$\min_d\ \tfrac12 d^T (Σ + ζ I) d + ∇φ_μ^{\text{bounds}}(y)^T d \quad\tex
 
 (IPOPT's restoration problem, eq. 30, with its proximity weight ``ζ = √μ`` and the bounds' barrier, but
 without the elastic variables: a Gauss–Newton step on ``‖h‖``), the objective dropped, and accepts by backtracking
-on ``θ = ‖h‖_1`` alone. Restoration returns to the normal iterations at the first point that has ``θ`` at most
-``κ_resto = 0.9`` times its value where restoration began and that the filter (augmented with that point)
-accepts (§3.3); it fails, and the solve ends as locally infeasible, where ``θ`` cannot be decreased. The
-multipliers ``λ`` are kept through restoration. The barrier parameter is not changed while restoring.
+on ``θ = ‖h‖_1`` alone (in the line search's loop, :func:`.filter.search`). Restoration returns to the normal
+iterations at the first point that has ``θ`` at most ``κ_resto = 0.9`` times its value where restoration began
+and that the filter (augmented with that point) accepts (§3.3); it fails, and the solve ends as locally
+infeasible, where ``θ`` cannot be decreased. The multipliers ``λ`` are kept through restoration. The barrier
+parameter is not changed while restoring.
 
 The least-squares multipliers start the iterations (eq. 36):
 
@@ -34,21 +35,6 @@ def proximity(W, restoring, mu):
     """The Hessian block of the step: ``W`` normally, ``ζ I`` (``ζ = √μ``) while restoring."""
     eye = jnp.eye(W.shape[0], dtype=W.dtype)
     return jnp.where(restoring, jnp.sqrt(mu) * eye, W)
-
-
-def backtrack(theta_of, y, d, alpha_max, theta, needed, max_backtracks):
-    """The largest ``α = α_max 2^{-k}`` with ``θ(y + α d) ≤ (1 − 10^{-4} α) θ``, searched only where `needed`
-    (the loop runs for no member of a batch that does not need it). Returns ``(y_new, α, found)``."""
-
-    def body(c):
-        k, a, _ = c
-        better = theta_of(y + a * d) <= (1 - 1e-4 * a) * theta
-        return k + 1, jnp.where(better, a, 0.5 * a), better
-
-    _, a, found = jax.lax.while_loop(lambda c: needed & ~c[2] & (c[0] < max_backtracks), body,
-                                     (0, alpha_max, jnp.asarray(False)))
-    found = needed & found
-    return y + jnp.where(found, a, 0.0) * d, jnp.where(found, a, 0.0), found
 
 
 def least_squares_multipliers(solve_step, g, zl, zu, h):

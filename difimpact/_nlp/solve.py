@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from .._custom_types import Array, Float, Scalar
 from .._validation import as_float, check, flag, instance
 from . import newton
-from .interior_point import linearise, newton_solve, Scaled, solve
+from .interior_point import initial_point, linearise, newton_solve, Scaled, solve
 from .sparsity import hessian, Sparsity, values_and_jacobians
 from .solution import NLPOptions, NLPResults, NLPSolution
 
@@ -53,13 +53,13 @@ class _Scaling(eqx.Module):
         return jnp.concatenate([self.c, self.d])
 
 
-def _scaling(problem: "_Problem", p, x0, options: NLPOptions) -> _Scaling:
-    r"""IPOPT's gradient-based scaling (``nlp_scaling_method = gradient-based``; Wächter & Biegler 2006, §3.8):
+def _scaling(jacobians, options: NLPOptions) -> _Scaling:
+    r"""IPOPT's gradient-based scaling (``nlp_scaling_method = gradient-based``; Wächter & Biegler 2006, §3.8)
+    from the `jacobians` ``(∇f, J_c, J_d)`` at the start:
     the objective and each constraint row scaled by $\max(10^{-8}, \min(1, g_{max} / \|∇(\cdot)(x_0)\|_∞))$,
     ``g_max`` = `max_gradient`: scaled down where their gradient at the start is steep, never up; the constraints
     only with `scale_constraints`."""
-    _, (g, Jc, Jd) = values_and_jacobians(lambda x: problem.objective(x, p), lambda x: problem.c(x, p),
-                                          lambda x: problem.d(x, p), x0, problem.sparsity)
+    g, Jc, Jd = jacobians
 
     def factor(J):
         steepest = jnp.maximum(jnp.max(jnp.abs(J), axis=-1, initial=0.0), 1e-300)
@@ -67,6 +67,24 @@ def _scaling(problem: "_Problem", p, x0, options: NLPOptions) -> _Scaling:
 
     rows = factor if options.scale_constraints else lambda J: jnp.ones(J.shape[0], J.dtype)
     return jax.lax.stop_gradient(_Scaling(factor(g), rows(Jc), rows(Jd)))
+
+
+def _evaluations(problem: "_Problem", p, x0, x_start, options: NLPOptions):
+    """The scaling (:func:`_scaling`) from the derivatives at `x0`, ``d(x0)``, and the scaled problem's values
+    and derivatives at `x_start` (the first iterate's, for :func:`.interior_point.linearise`): the functions and
+    their derivatives traced once, a ``scan`` over the two points (the first unscaled: factors of one)."""
+    dtype = x0.dtype
+    shape = lambda fn: jax.eval_shape(lambda x: fn(x, p), x0).shape  # noqa: E731
+    one = _Scaling(jnp.ones((), dtype), jnp.ones(shape(problem.c), dtype), jnp.ones(shape(problem.d), dtype))
+
+    def body(sc, point):
+        i, x = point
+        sp = problem.scaled(p, sc, x, x)
+        value, jac = values_and_jacobians(sp.f, sp.c, sp.d, x, problem.sparsity)
+        return jax.tree.map(lambda a, b: jnp.where(i == 0, a, b), _scaling(jac, options), sc), (value, jac)
+
+    sc, (value, jac) = jax.lax.scan(body, one, (jnp.arange(2), jnp.stack([x0, x_start])))
+    return jax.lax.stop_gradient(sc), value[2][0], jax.tree.map(lambda a: a[1], (value, jac))
 
 
 class _Problem(eqx.Module):
@@ -93,21 +111,24 @@ class _Problem(eqx.Module):
 
 def _make_core(problem: _Problem, options: NLPOptions):
     @jax.custom_vjp
-    def core(p, y0, lower, upper):
-        """The solve from `y0` within `lower`, `upper` (unscaled; the slacks are those of the scaled rows)."""
-        sc = _scaling(problem, p, y0[: problem.n], options)
+    def core(p, x0, d_bounds, lower, upper):
+        """The solve from `x0` (the slacks from ``d(x0)`` within `d_bounds`) within `lower`, `upper` (unscaled;
+        the slacks are those of the scaled rows)."""
+        x_start = initial_point(lower[: problem.n], upper[: problem.n], x0, options)
+        sc, d0, evaluated = _evaluations(problem, p, x0, x_start, options)
+        y0 = jnp.concatenate([x0, jnp.clip(d0, *d_bounds)])
         y_scale = jnp.concatenate([jnp.ones(problem.n, y0.dtype), sc.d])
         sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
         m = jax.eval_shape(sp.h, y0).shape[0]
-        s = solve(sp, y0 * y_scale, m, options)
-        return s, sc, jnp.max(jnp.abs(sp.h(s.y) / sc.rows()), initial=0.0)  # the violation, unscaled
+        s = solve(sp, y0 * y_scale, m, options, evaluated)
+        return s, sc, jnp.max(jnp.abs(s.h / sc.rows()), initial=0.0)  # the violation, unscaled
 
-    def fwd(p, y0, lower, upper):
-        out = core(p, y0, lower, upper)
-        return out, (p, out, lower, upper)
+    def fwd(p, x0, d_bounds, lower, upper):
+        out = core(p, x0, d_bounds, lower, upper)
+        return out, (p, out, (x0, d_bounds, lower, upper))
 
     def bwd(res, cot):
-        p, (s, sc, _), lower, upper = res
+        p, (s, sc, _), (x0, d_bounds, lower, upper) = res
         y_bar = cot[0].y
         n = problem.n
         y_scale = jnp.concatenate([jnp.ones(n, y_bar.dtype), sc.d])
@@ -126,11 +147,7 @@ def _make_core(problem: _Problem, options: NLPOptions):
 
         _, vjp = jax.vjp(residual, p)
         (p_bar,) = vjp((-v[:n], -w))
-        zero = lambda x: jnp.zeros_like(x)  # noqa: E731
-        return p_bar, zero(y0_of(res)), zero(lower), zero(upper)
-
-    def y0_of(res):
-        return res[1][0].y
+        return (p_bar,) + jax.tree.map(jnp.zeros_like, (x0, d_bounds, lower, upper))
 
     core.defvjp(fwd, bwd)
     return core
@@ -215,10 +232,8 @@ def solve_nlp(
     dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
                "`inequality_lower` or `inequality_upper`.")
     problem = _Problem(objective, equality, inequality, sparsity, n)
-    d0 = jnp.clip(problem.d(x0, params), dl, du)
-    y0 = jnp.concatenate([x0, d0])
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
-    s, sc, violation = _make_core(problem, options)(params, y0, lower_y, upper_y)
+    s, sc, violation = _make_core(problem, options)(params, x0, (dl, du), lower_y, upper_y)
     x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured
     sol = NLPSolution(x=x, value=objective(x, params), multipliers=s.lam * sc.rows() / sc.f,
                       bound_multipliers=(s.zl - s.zu)[:n] / sc.f, constraint_violation=jax.lax.stop_gradient(violation),
