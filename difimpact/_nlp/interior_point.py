@@ -59,10 +59,12 @@ class Scaled(eqx.Module):
         """``y − l`` and ``u − y``, one where there is no bound (their logarithm is then zero)."""
         return (jnp.where(self.has_lower, y - self.lower, 1.0), jnp.where(self.has_upper, self.upper - y, 1.0))
 
-    def barrier(self, y, mu):
+    def barrier(self, y, mu, f=None):
+        """The barrier objective at `y` (`f`: the objective there, where known)."""
         sl, su = self.slacks(y)
-        return self.f(y[: self.n]) - mu * (jnp.sum(jnp.where(self.has_lower, jnp.log(sl), 0.0))
-                                           + jnp.sum(jnp.where(self.has_upper, jnp.log(su), 0.0)))
+        f = self.f(y[: self.n]) if f is None else f
+        return f - mu * (jnp.sum(jnp.where(self.has_lower, jnp.log(sl), 0.0))
+                         + jnp.sum(jnp.where(self.has_upper, jnp.log(su), 0.0)))
 
     def barrier_gradient(self, g, y, mu):
         sl, su = self.slacks(y)
@@ -95,8 +97,10 @@ class State(eqx.Module):
 
 
 class Linearisation(eqx.Module):
-    """Values and first derivatives at ``y``: ``∇f`` over ``y`` (zero on the slacks), ``h``, ``J_c``, ``J_d``."""
+    """Values and first derivatives at ``y``: ``f``, ``∇f`` over ``y`` (zero on the slacks), ``h``, ``J_c``,
+    ``J_d``."""
 
+    f: Scalar
     g: Float[Array, " N"]
     h: Float[Array, " M"]
     Jc: Float[Array, "mc n"]
@@ -113,7 +117,7 @@ def linearise(p: Scaled, y, evaluated=None) -> Linearisation:
     x = y[: p.n]
     (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.c, p.d, x, p.sparsity) if evaluated is None else evaluated
     g = jnp.concatenate([gx, jnp.zeros(y.shape[0] - p.n, y.dtype)])
-    return Linearisation(g, jnp.concatenate([c, d - y[p.n:]]), Jc, Jd)
+    return Linearisation(f, g, jnp.concatenate([c, d - y[p.n:]]), Jc, Jd)
 
 
 def optimality_error(p: Scaled, y, lam, zl, zu, mu, lin: Linearisation):
@@ -207,7 +211,7 @@ def _step(p: Scaled, s: State, lin: Linearisation, R, rhs, d, alpha_max, tau, mu
     traces the constraints once. A failed line search with ``θ`` above `tol` starts restoration from this point,
     which the filter then takes. Returns ``(y, α, ok, filter, restoring, θ_ref)``."""
     y, N = s.y, s.y.shape[0]
-    theta, phi = jnp.sum(jnp.abs(lin.h)), p.barrier(s.y, mu)
+    theta, phi = jnp.sum(jnp.abs(lin.h)), p.barrier(s.y, mu, lin.f)
 
     def trial(z):
         h = p.h(z)

@@ -61,8 +61,8 @@ def _compressed(fn, x, colours):
 def values_and_jacobians(f, c, d, x, sparsity: Sparsity | None):
     """``(f, c, d)`` and ``(∇f, ∇c, ∇d)`` at ``x``."""
     if sparsity is None:
-        fcd = lambda z: (f(z), c(z), d(z))  # noqa: E731
-        jac, value = jax.jacfwd(lambda z: (fcd(z), fcd(z)), has_aux=True)(x)
+        twice = lambda v: (v, v)  # noqa: E731 (the values as the aux output: the functions traced once)
+        jac, value = jax.jacfwd(lambda z: twice((f(z), c(z), d(z))), has_aux=True)(x)
         return value, jac
     value_f, g = jax.value_and_grad(f)(x)
     (vc, vd), (tc, td) = _compressed(lambda z: (c(z), d(z)), x, sparsity.jacobian_colours)
