@@ -17,4 +17,5 @@ from . import gait_kuo as gait_kuo
 from . import gait_five_link as gait_five_link
 from . import gait_biped_torso as gait_biped_torso
 from . import gait_human as gait_human
+from . import gait_human_tracking as gait_human_tracking
 from .base import REGISTRY as REGISTRY, Check as Check, Experiment as Experiment, Outcome as Outcome, select as select

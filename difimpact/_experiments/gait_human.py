@@ -17,6 +17,7 @@ from .._nlp import NLPOptions
 from . import gait_human_report as report
 from . import seed002
 from .base import Outcome, check_that, experiment
+from .measured_states import _measured_rows, _xi
 from .seed002 import _human  # 75 kg, 1.77 m, Dumas et al. 2007 (Ros et al. 2015, §2.1)
 
 SPEED = 1.3  # m/s: Winter's normal cadence walks at 1.325 m/s
@@ -142,7 +143,7 @@ def outcome(gait, label, quick, solved, figure, extra=None) -> Outcome:
     figures = {figure: report.versus_measured(gait, label),
                f"{figure}_sticks": report.sticks_and_strike(gait, _human(), ros["q_minus"], ros["impulses"],
                                                              f"heel strike of the {label} (right leg leading)")}
-    text = _table(gait, ros, meas, label) + "\n\n" + st_text
+    text = _table(gait, ros, meas, label, closed) + "\n\n" + st_text
     return Outcome(node_rows(gait) + [row] + st_rows, figures, checks, text)
 
 
@@ -166,9 +167,10 @@ def _closure_checks(rep):
                    f"(to {BALANCE_RTOL:g})", "work–energy theorem", f"{balance:.1e}; contact work "
                    f"{rep['contact_work']:.2e} J, actuator work {rep['work']:.3f} J, impact loss "
                    f"{rep['impact_loss']:.3f} J", balance < BALANCE_RTOL),
-        check_that(f"Over the periodic step the actuators' work equals the heel strike's loss (to {BALANCE_RTOL:g})",
-                   "Ros et al. 2015, eq. 23; it holds as far as the step returns to its start (closure above)",
-                   f"relative difference {periodic:.1e}", periodic < BALANCE_RTOL),
+        check_that("Over the periodic step the actuators' work equals the heel strike's loss (to 1e-6)",
+                   "Ros et al. 2015, eq. 23; T + V returns to its start only as closely as the state (closure "
+                   "above): the balance itself is the check before", f"relative difference {periodic:.1e}",
+                   periodic < 1e-6),
     ]
 
 
@@ -188,15 +190,18 @@ def ros_checks(ros) -> list:
     ]
 
 
-def _table(gait, ros, meas, label):
-    paper = seed002.PAPER_AT_REF_PCT
-    head = (f"| case | ξ ({label}) | Ros et al. (ω0 = −1 rad/s) | trailing foot | P_n trailing [N s] |\n"
-            "|---|---|---|---|---|\n")
-    lines = [f"| {c} | {100 * ros['xi'][c]:.2f} % | {f'{paper[c]} %' if c in paper else '—'} | {ros['trailing'][c]} | "
-             f"{ros['Pn_trailing'][c]:.3f} |\n" for c in CASES]
+def _table(gait, ros, meas, label, closed):
+    paper, rows = seed002.PAPER_AT_REF_PCT, _measured_rows()
+    measured = {c: 100 * _xi(rows, "seven-link", c) for c in CASES}
+    head = (f"| case | ξ ({label}) | Ros et al. (ω0 = −1 rad/s) | measured heel strikes: median (range) | trailing "
+            "foot | P_n trailing [N s] |\n|---|---|---|---|---|---|\n")
+    lines = [f"| {c} | {100 * ros['xi'][c]:.2f} % | {f'{paper[c]} %' if c in paper else '—'} | "
+             f"{np.median(measured[c]):.1f} % ({measured[c].min():.1f} … {measured[c].max():.1f}) | "
+             f"{ros['trailing'][c]} | {ros['Pn_trailing'][c]:.3f} |\n" for c in CASES]
     d = np.asarray(gait.durations)
-    text = (f"\n\nξ at the closed step's heel strike, ω0 = {ros['omega0']:+.2f} rad/s; ξ at measured heel-strike "
-            "states: `difimpact reproduce heelstrike-measured`. Step "
+    where = "closed step's" if closed else "collocated step's (the step did not close: see the checks)"
+    text = (f"\n\nξ at the {where} heel strike, ω0 = {ros['omega0']:+.2f} rad/s; ξ at measured heel-strike "
+            "states: `heelstrike-measured` (seven-link model, OpenSim trials and Winter). Step "
             f"{float(gait.step_length):.3f} m in {float(gait.step_time):.3f} s; phases double, heel, flat, toe: "
             f"{', '.join(f'{x:.3f}' for x in d)} s; cost {float(gait.cost):.1f}; cost of transport "
             f"{float(gait.cost_of_transport):.3f} J/(kg m); iterations {int(gait.iterations)}.\n\n"
