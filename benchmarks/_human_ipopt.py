@@ -20,34 +20,34 @@ import numpy as np
 
 
 class HumanIpopt:
-    """IPOPT on `problem`, built once; :meth:`solve` runs it from a start (`max_iter`, `tol` IPOPT's options)."""
+    """IPOPT on `problem`, built once; :meth:`solve` runs it from a start (`max_iter`, `tol` IPOPT's options).
+    The derivative programs take the problem as an argument (its speed a traced array), so problems that differ
+    only in their numbers (a speed sweep) share one compile."""
 
     def __init__(self, problem, max_iter: int = 500, tol: float = 1e-9):
         import casadi as ca
 
         from difimpact._human_gait.problem import sparsity
 
+        problem = eqx.tree_at(lambda p: p.speed, problem, jnp.asarray(problem.speed, float))
         self.problem, n = problem, problem.size
         sp = sparsity(problem)
-        cons = lambda z: jnp.concatenate([problem.equality(z), problem.inequality(z)])
-        m = jax.eval_shape(cons, jnp.zeros(n)).shape[0]
+        m = jax.eval_shape(_constraints, problem, jnp.zeros(n)).shape[0]
         neq = jax.eval_shape(problem.equality, jnp.zeros(n)).shape[0]
-        jac, sp_j = _compressed(ca, sp.jacobian_colours, sp.jacobian_pattern, cons)
-        hess, sp_h = _compressed(ca, sp.hessian_colours, np.triu(sp.hessian_pattern), lambda z, lf, lg: jax.grad(
-            lambda z: lf * problem.objective(z) + lg @ cons(z))(z))
-        fg = eqx.filter_jit(lambda z: (problem.objective(z), cons(z)))
-        grad = eqx.filter_jit(jax.grad(problem.objective))
+        jac, sp_j = _compressed(ca, sp.jacobian_colours, sp.jacobian_pattern)
+        hess, sp_h = _compressed(ca, sp.hessian_colours, np.triu(sp.hessian_pattern))
         arr = lambda a: jnp.asarray(np.asarray(a, float).reshape(-1))
         dense = ca.Sparsity.dense
         Cb = _callback_class(ca, n)
-        J = Cb("human_jac", 3, [dense(1, n), sp_j], lambda a: [ca.DM(np.asarray(grad(arr(a[0])))).T,
-                                                                ca.DM(sp_j, np.asarray(jac(arr(a[0]))))],
-               [dense(n, 1), dense(1, 1), dense(m, 1)])
-        H = Cb("human_hess", 4, [sp_h], lambda a: [ca.DM(sp_h, np.asarray(hess(arr(a[0]), float(a[2]), arr(a[3]))))],
-               [dense(n, 1), ca.Sparsity(0, 0), dense(1, 1), dense(m, 1)], ["x", "p", "lam_f", "lam_g"])
+        J = Cb("human_jac", 3, [dense(1, n), sp_j], lambda a: [
+            ca.DM(np.asarray(_gradient(problem, arr(a[0])))).T,
+            ca.DM(sp_j, np.asarray(jac(_constraints, problem, arr(a[0]))))], [dense(n, 1), dense(1, 1), dense(m, 1)])
+        H = Cb("human_hess", 4, [sp_h], lambda a: [ca.DM(sp_h, np.asarray(hess(
+            _lagrangian_gradient, problem, arr(a[0]), jnp.asarray(float(a[2])), arr(a[3]))))],
+            [dense(n, 1), ca.Sparsity(0, 0), dense(1, 1), dense(m, 1)], ["x", "p", "lam_f", "lam_g"])
 
         def values(a):
-            f, g = fg(arr(a[0]))
+            f, g = _values(problem, arr(a[0]))
             return [ca.DM(float(f)), ca.DM(np.asarray(g))]
 
         F = Cb("human_fg", 1, [dense(1, 1), dense(m, 1)], values, jac=J)
@@ -66,15 +66,35 @@ class HumanIpopt:
         return np.asarray(res["x"]).reshape(-1), self.solver.stats()
 
 
-def _compressed(ca, colours, pattern, f):
-    """Values of the sparse derivative of `f` with `pattern` from one forward derivative per colour, in casadi's
-    column-major order, and the casadi sparsity."""
+def _constraints(problem, z):
+    return jnp.concatenate([problem.equality(z), problem.inequality(z)])
+
+
+def _lagrangian_gradient(problem, z, lf, lg):
+    return jax.grad(lambda z: lf * problem.objective(z) + lg @ _constraints(problem, z))(z)
+
+
+_values = eqx.filter_jit(lambda problem, z: (problem.objective(z), _constraints(problem, z)))
+_gradient = eqx.filter_jit(lambda problem, z: jax.grad(problem.objective)(z))
+
+
+@eqx.filter_jit
+def _forward(f, problem, z, *args, seeds, pick_colour, pick_row):
+    """``∂f/∂z`` on the pattern: one forward derivative per colour (`seeds` ``(colours, n)``), read at the
+    pattern's entries (`pick_colour`, `pick_row`). Seeds and indices are arguments, not constants XLA folds."""
+    tangents = jax.vmap(lambda s: jax.jvp(lambda z: f(problem, z, *args), (z,), (s,))[1])(seeds)
+    return tangents[pick_colour, pick_row]
+
+
+def _compressed(ca, colours, pattern):
+    """``(values, sparsity)``: `values(f, problem, z, *args)` the sparse derivative of `f` with `pattern` in
+    casadi's column-major order, and the casadi sparsity."""
     seeds = jnp.asarray(np.eye(colours.max() + 1)[colours].T)  # (colours, n)
     r, c = np.nonzero(pattern)
     order = np.lexsort((r, c))
-    vals = eqx.filter_jit(lambda z, *a: jax.vmap(lambda s: jax.jvp(lambda z: f(z, *a), (z,), (s,))[1])(seeds)[
-        colours[c[order]], r[order]])
-    return vals, ca.Sparsity.triplet(*pattern.shape, r.tolist(), c.tolist())
+    pick = dict(seeds=seeds, pick_colour=jnp.asarray(colours[c[order]]), pick_row=jnp.asarray(r[order]))
+    return (lambda f, problem, z, *args: _forward(f, problem, z, *args, **pick),
+            ca.Sparsity.triplet(*pattern.shape, r.tolist(), c.tolist()))
 
 
 def _callback_class(ca, n):
