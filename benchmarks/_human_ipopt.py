@@ -52,6 +52,9 @@ class HumanIpopt:
 
         F = Cb("human_fg", 1, [dense(1, 1), dense(m, 1)], values, jac=J)
         self._keep = (J, H, F)  # casadi holds raw references to the callbacks
+        z, lam = jnp.zeros(n), jnp.zeros(m)  # compiled here (once per transcription), not in the timed solves
+        jax.block_until_ready((_values(problem, z), _gradient(problem, z), jac(_constraints, problem, z),
+                               hess(_lagrangian_gradient, problem, z, jnp.asarray(1.0), lam)))
         x = ca.MX.sym("x", n)
         f, g = F(x)
         self.lo, self.hi = (np.asarray(a) for a in problem.variable_bounds(jnp.float64))

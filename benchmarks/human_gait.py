@@ -58,7 +58,7 @@ def ipopt_runs(speeds, guesses):
         w0, c0 = time.perf_counter(), time.process_time()
         z, stats = ip.solve(z0)
         wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)
-        costs.append(float(ip.problem.objective(jnp.asarray(z))) if stats["success"] else np.nan)
+        costs.append(float(ip.problem.objective(jnp.asarray(z))) if stats["success"] else np.nan)  # as `value`
     return np.array(costs), float(np.median(wall)), float(np.median(cpu))
 
 
@@ -88,8 +88,9 @@ def main():
     ok = int(g.result._value) == 0
     ref, w_ip, p_ip = ipopt_runs([SPEED], [np.asarray(z1)])
     add("quick mesh, 1.3 m/s: difimpact per solve (single)", w1 * 1e3, "ms", cpu_value=p1 * 1e3,
-        note=f"{'converged' if ok else 'FAILED: ' + str(g.result)}; cost {float(g.cost):.6f} in "
-             f"{int(g.iterations)} iterations; IPOPT {ref[0]:.6f} (rel. diff {abs(float(g.cost) / ref[0] - 1):.1e})")
+        note=f"{'converged' if ok else 'FAILED: ' + str(g.result)}; cost {float(g.cost):.6f} N² m s in "
+             f"{int(g.iterations)} iterations; objective vs IPOPT's: rel. diff "
+             f"{abs(float(g.solution.value) / ref[0] - 1):.1e}")
     add("quick mesh, 1.3 m/s: IPOPT per solve (single)", w_ip * 1e3, "ms", cpu_value=p_ip * 1e3,
         note="IPOPT's solve, JAX's derivative evaluations included, the NLP's build not")
     add("quick mesh, 1.3 m/s: IPOPT / difimpact time per solve (single)", w_ip / w1, "×", cpu_value=p_ip / p1)
@@ -105,7 +106,7 @@ def main():
     idx = np.linspace(0, n - 1, min(n, 8)).astype(int)
     ref_b, w_ipb, p_ipb = ipopt_runs(speeds[idx], guesses[idx])
     both = np.isfinite(ref_b) & np.isin(idx, [i for i, _ in failed], invert=True)
-    agree = float(np.max(np.abs(np.asarray(out.cost)[idx][both] / ref_b[both] - 1))) if both.any() else np.nan
+    agree = float(np.max(np.abs(np.asarray(out.solution.value)[idx][both] / ref_b[both] - 1))) if both.any() else np.nan
     add(f"speeds 1.0…1.6 m/s, batch {n} (vmap): difimpact per solve", wb / n * 1e3, "ms", cpu_value=pb / n * 1e3,
         batch=n, note=f"{n - len(failed)}/{n} solved; iterations {int(np.min(out.iterations))}–"
                       f"{int(np.max(out.iterations))}; batch compile {cpu_b:.0f} s of CPU; cost vs IPOPT on "

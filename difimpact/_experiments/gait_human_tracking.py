@@ -6,7 +6,7 @@ there."""
 
 from .._human_gait import gait as hg
 from .._human_gait import tracking as tr
-from .._nlp import NLPOptions
+from .._nlp import NLPOptions, NLPResults
 from .base import check_that, experiment
 from .gait_human import _human, outcome
 from .gait_human_report import JOINTS, measures, reference, two_peaks
@@ -57,7 +57,8 @@ def _checks(gait, row):
     worst = min(row[f"within_{j}"] for j in JOINTS)
     return [
         check_that("The tracking step is found (interior point converged)", "—",
-                   f"{gait.result} after {int(gait.iterations)} iterations, cost {float(gait.cost):.1f}",
+                   f"{NLPResults[gait.result] or 'converged'} after {int(gait.iterations)} iterations, cost "
+                   f"{float(gait.cost):.1f}",
                    int(gait.result._value) == 0),
         check_that(f"The joint angles lie within the measured mean ± 1 SD over ≥ {100 * WITHIN:.0f} % of the cycle",
                    "the acceptance goal (Winter's inter-subject SD)",
