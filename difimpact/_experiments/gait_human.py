@@ -186,7 +186,9 @@ def ros_checks(ros) -> list:
                    f"{ros['omega0']:+.2f} rad/s (none: {100 * xi['none']:.1f} %)",
                    xi["ankle"] < xi["ankle+knee"] < xi["ankle+knee+hip"]),
         check_that("The trailing foot stays on the ground at heel strike (no blocking)", "Ros et al. eq. 9, "
-                   "observed in normal gait", ros["trailing"]["none"], ros["trailing"]["none"] == "stays"),
+                   "observed in normal gait", f"{ros['trailing']['none']} (its normal impulse "
+                   f"{ros['Pn_trailing']['none']:.3f} N s by the unilateral enumeration)",
+                   ros["trailing"]["none"] == "stays"),
     ]
 
 
