@@ -271,8 +271,16 @@ def test_impulse_space_path_of_batched_results():
     np.testing.assert_allclose(path.tangential_work[1, 0], one.tangential_work, rtol=1e-12)
 
 
-def test_stance_tolerance_traced_is_not_checked_but_floored():
-    """A traced tolerance (a vmapped option) skips the Python check; the integration floors it at 10 ε."""
+def test_stance_tolerance_traced_is_checked_at_run_time_and_floored():
+    """A traced tolerance (a vmapped option) skips the Python check; the integration floors a tiny one at 10 ε
+    and raises, naming the option, where a member's is negative or NaN."""
     options = jax.vmap(lambda r: di.StanceTolerances(rtol=r).rtol)(jnp.array([1e-20, 1e-8]))
     assert options.shape == (2,)
+    walker, x = di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])
+    one = jax.jit(jax.vmap(lambda r: di.stride(walker, x, options=di.StanceTolerances(rtol=r), throw=False).step_time))
+    times = one(jnp.array([1e-20, 1e-10]))
+    np.testing.assert_allclose(times[0], times[1], rtol=1e-8)
+    for bad in (-1e-8, jnp.nan):
+        with pytest.raises(Exception, match=r"StanceTolerances\.rtol` must be finite and positive and below 1"):
+            one(jnp.array([1e-10, bad])).block_until_ready()
     assert isinstance(di.StanceTolerances(adjoint=diffrax.DirectAdjoint()).adjoint, diffrax.DirectAdjoint)

@@ -130,15 +130,28 @@ class StanceSystem(AbstractHybridSystem):
         return jnp.where(self.walker.strike_gap(theta) > _CLEARANCE, 1, 0).astype(jnp.int32)
 
 
+def _traced_checked(name, value, below):
+    """A traced option (made inside ``jit``/``vmap``, so not checked on construction), checked at run time:
+    finite, positive and, with `below`, below it. Python numbers were checked when the options were made."""
+    if not isinstance(value, jax.Array):
+        return value
+    bad = ~jnp.isfinite(value) | (value <= 0) | (False if below is None else value >= below)
+    return check(value, bad, f"`StanceTolerances.{name}` must be finite and positive"
+                             f"{'' if below is None else f' and below {below}'} (a traced option: under `vmap`, "
+                             "at least one member's is not).")
+
+
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     """Single support on the hybrid-phase engine until heel strike or a fall: ``(s, y, event index, failed)``
     (the index is −1 without an event; `failed`: step limit or solver failure)."""
     # PI control (pcoeff 0.3, icoeff 0.4) keeps a stride's error below the continuation corrector's step
     # tolerance (1e-11) at the default rtol 1e-10, which Newton on P² next to a period doubling needs.
     floor = 10 * float(jnp.finfo(y0.dtype).eps)  # what the dtype resolves: 2e-15 in float64, 1.2e-6 in float32
-    rtol, atol = jnp.maximum(options.rtol, floor), jnp.maximum(options.atol, floor)
+    rtol, atol, t_max = (_traced_checked(n, getattr(options, n), b) for n, b in (("rtol", 1.0), ("atol", None),
+                                                                                 ("t_max", None)))
+    rtol, atol = jnp.maximum(rtol, floor), jnp.maximum(atol, floor)
     sol = solve_hybrid(
-        system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=options.t_max, solver=diffrax.Tsit5(),
+        system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=t_max, solver=diffrax.Tsit5(),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
         max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
     )
