@@ -37,7 +37,7 @@ def test_functions_traced_a_fixed_number_of_times():
     equality, inequality, sparsity = _chain()
     for sp in (None, sparsity):
         traces = []
-        solve = jax.jit(lambda p, sp=sp: di.solve_nlp(lambda x, p: x @ x, jnp.linspace(0.0, 1.0, 6), p,
+        solve = jax.jit(lambda p, sp=sp, traces=traces: di.solve_nlp(lambda x, p: x @ x, jnp.linspace(0.0, 1.0, 6), p,
                                                       equality=_counted(equality, traces), inequality=inequality,
                                                       sparsity=sp, throw=False))
         sol = solve(0.2)

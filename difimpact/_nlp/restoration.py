@@ -24,7 +24,6 @@ discarded (``λ = 0``) where ``max |λ|`` exceeds ``λ_max = 10^3`` (IPOPT's ``c
 finite.
 """
 
-import jax
 import jax.numpy as jnp
 
 KAPPA_RESTO = 0.9
