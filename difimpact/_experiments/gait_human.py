@@ -21,8 +21,8 @@ from .measured_states import _measured_rows, _xi
 from .seed002 import _human  # 75 kg, 1.77 m, Dumas et al. 2007 (Ros et al. 2015, §2.1)
 
 SPEED = 1.3  # m/s: Winter's normal cadence walks at 1.325 m/s
-# The coarse mesh finds the optimum from the guess; the fine one, warm-started from it, is the coarsest measured
-# whose optimal torques close into a periodic step (3/2/4/3: Newton's residual stalls at 11; docs/human-gait.md).
+# The coarse mesh finds the optimum from the guess; the fine one, warm-started from it, is one on which the optimal
+# torques close into a periodic step (docs/human-gait.md, "Which meshes close").
 SEGMENTS, QUICK_SEGMENTS = (8, 6, 4, 3), (3, 2, 4, 3)
 STARTS = (0.7, 0.6, 0.8)  # guessed step lengths [m]: the several starts of the full run
 CASES = ("none", "ankle", "ankle+knee", "ankle+knee+hip")

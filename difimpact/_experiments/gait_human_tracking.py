@@ -12,8 +12,7 @@ from .gait_human import _human, outcome
 from .gait_human_report import JOINTS, measures, reference, two_peaks
 
 # The coarse mesh as the predicted gait's; the fine one, warm-started from it, resolves this gait's long forefoot
-# rocker (0.35 s, at its bound): on the predicted gait's 8/6/4/3 its segments miss their successors by 4 rad/s and
-# the step does not close; on 6/2/6/12 it closes (docs/human-gait.md).
+# rocker, so that its torques close into a periodic step (docs/human-gait.md, "Which meshes close").
 SEGMENTS, QUICK_SEGMENTS = (6, 2, 6, 12), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
 OPTIONS = NLPOptions(max_steps=500, bound_relax_factor=1e-8)  # t₀ = 0: a bound an equality also imposes (§3.5)
