@@ -5,10 +5,11 @@ An accelerator and IPOPT rarely share a machine (the GPU image has no CasADi), s
 
     python benchmarks/human_gait_sweep.py sweep [--batch 64] --out sweep.json        # where the accelerator is
     python benchmarks/human_gait_sweep.py ipopt sweep.json [--members 8] --out rows.json   # where IPOPT is
+    python benchmarks/human_gait_sweep.py table sweep.json rows.json.ipopt.json --out rows.json  # rows again
 
 The first solves the batch (compile timed apart, then the solve twice when time allows) and keeps each member's
 objective, iterations and result. The second solves IPOPT from the same guesses at `--members` of the speeds, checks
-that the members agree with it (objective to 1e-6), and writes the rows of table 10: each side's time per solve,
+that the members agree with it (objective to 1e-6), and writes the rows of table 11: each side's time per solve,
 its machine, and their ratio (IPOPT's CPU time per solve over the sweep's wall time per solve, since a GPU's time
 is wall time). The two sides ran on different machines: the rows say which.
 """
@@ -23,9 +24,9 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -34,10 +35,10 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 def _device() -> dict:
     d = jax.devices()[0]
-    out = dict(platform=d.platform, device=getattr(d, "device_kind", str(d)), jax=jax.__version__)
+    out = {"platform": d.platform, "device": getattr(d, "device_kind", str(d)), "jax": jax.__version__}
     try:
         out["gpu"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True, timeout=20).stdout.strip()
+                                    capture_output=True, text=True, timeout=20, check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
     return out
@@ -50,9 +51,10 @@ def _dump(path, data):
 
 def sweep(args):
     """Solve the batch on the default device; write per-member results and timings to ``args.out``."""
+    from human_gait import STEP, problem_at, solver
+
     import difimpact as di
     from difimpact._human_gait import gait as hg
-    from human_gait import STEP, problem_at, solver
 
     t_start = time.perf_counter()
     data = dict(step="sweep", batch=args.batch, started=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -86,57 +88,74 @@ def sweep(args):
 
 
 def ipopt(args):
-    """IPOPT at ``args.members`` of the sweep's speeds; the rows of table 10 from both sides."""
-    from _common import machine
+    """IPOPT at ``args.members`` of the sweep's speeds (its raw times and objectives kept beside the sweep's in
+    ``<out>.ipopt.json``); the rows of table 11 from both sides."""
     from _human_ipopt import HumanIpopt
-    from difimpact._human_gait import gait as hg
     from human_gait import STEP, problem_at
+
+    from difimpact._human_gait import gait as hg
 
     with open(args.sweep) as f:
         sw = json.load(f)
-    n = sw["batch"]
-    idx = np.linspace(0, n - 1, min(n, args.members)).astype(int)
-    speeds = np.asarray(sw["speeds"])
-    value, fails = np.asarray(sw["value"]), {int(s.split(":")[0]) for s in sw["failures"]}
-    ref, cpu = [], []
+    idx = np.linspace(0, sw["batch"] - 1, min(sw["batch"], args.members)).astype(int)
+    ip = {"members": idx.tolist(), "objective": [], "wall_s": [], "cpu_s": []}
     for i in idx:
-        p = problem_at(float(speeds[i]))
-        ip = HumanIpopt(p)
-        z0 = hg.initial_guess(p, STEP)
-        c0 = time.process_time()
-        z, stats = ip.solve(z0)
-        cpu.append(time.process_time() - c0)
-        ref.append(float(ip.problem.objective(jnp.asarray(z))) if stats["success"] else np.nan)
-        print(f"IPOPT at {speeds[i]:.3f} m/s: {cpu[-1]:.1f} s CPU, objective {ref[-1]:.9g} "
-              f"(sweep {value[i]:.9g})", flush=True)
-    ref = np.asarray(ref)
-    both = np.isfinite(ref) & ~np.isin(idx, list(fails))
-    agree = float(np.max(np.abs(value[idx][both] / ref[both] - 1))) if both.any() else np.nan
-    per = min(sw["run_s"]) / n
-    ip_cpu = float(np.median(cpu))
-    gpu = f"{sw.get('gpu') or sw['device']} ({sw['platform']}, JAX {sw['jax']})"
-    rows = [dict(table="machine", **machine()),
-            dict(table="human_gait_gpu", item="quick mesh (3/2/4/3): first compile of the batch", value=sw["compile_s"],
-                 unit="s", batch=n, note=f"on {gpu}"),
-            dict(table="human_gait_gpu", item=f"speeds 1.0…1.6 m/s, batch {n} (vmap): difimpact per solve",
-                 value=per * 1e3, unit="ms", batch=n,
-                 note=f"on {gpu}; wall time of the batch / {n}, best of {len(sw['run_s'])} runs "
-                      f"({', '.join(f'{r:.1f}' for r in sw['run_s'])} s); {n - len(fails)}/{n} solved; iterations "
-                      f"{min(sw['iterations'])}–{max(sw['iterations'])}; objective vs IPOPT's on {int(both.sum())} "
-                      f"members: max rel. diff {agree:.1e}"),
-            dict(table="human_gait_gpu", item=f"speeds, batch {n}: solved", value=100 * (1 - len(fails) / n), unit="%",
-                 goal="100 %", ratio=1 - len(fails) / n, met=not fails, note="; ".join(sw["failures"])[:200]),
-            dict(table="human_gait_gpu", item="IPOPT per solve (CPU time)", value=ip_cpu * 1e3, unit="ms",
-                 note=f"median over {len(idx)} of the speeds, on this table's machine row (not the GPU's host)"),
-            dict(table="human_gait_gpu", item=f"speeds, batch {n}: IPOPT CPU / difimpact GPU time per solve",
-                 value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_cpu / per / 10,
-                 met=ip_cpu / per >= 10 and not fails and bool(agree <= 1e-6),
-                 note="different machines: IPOPT's CPU seconds on the machine row, difimpact's wall seconds on "
-                      "the GPU")]
+        v = sw["speeds"][i]
+        solver = HumanIpopt(problem_at(float(v)))
+        z0 = hg.initial_guess(solver.problem, STEP)
+        w0, c0 = time.perf_counter(), time.process_time()
+        z, stats = solver.solve(z0)
+        ip["wall_s"].append(time.perf_counter() - w0), ip["cpu_s"].append(time.process_time() - c0)
+        ip["objective"].append(float(solver.problem.objective(jnp.asarray(z))) if stats["success"] else None)
+        print(f"IPOPT at {v:.3f} m/s: {ip['cpu_s'][-1]:.1f} s CPU, objective {ip['objective'][-1]} "
+              f"(sweep {sw['value'][i]:.9g})", flush=True)
+        _dump(args.out + ".ipopt.json", ip)
+    rows = table(sw, ip)
     _dump(args.out, rows)
     for r in rows[1:]:
         print(r, flush=True)
     return rows
+
+
+def table(sw, ip) -> list[dict]:
+    """The rows (machine first, as ``run.py --render --add`` reads them): the sweep's compile and time per solve
+    on its device, IPOPT's per solve here, their ratio, and the members' agreement with IPOPT."""
+    from _common import machine
+
+    n, idx = sw["batch"], np.asarray(ip["members"])
+    value = np.asarray(sw["value"])
+    fails = {int(s.split(":")[0]) for s in sw["failures"]}
+    ref = np.array([np.nan if o is None else o for o in ip["objective"]])
+    both = np.isfinite(ref) & ~np.isin(idx, list(fails))
+    agree = float(np.max(np.abs(value[idx][both] / ref[both] - 1))) if both.any() else np.nan
+    per = min(sw["run_s"]) / n
+    at = ", ".join(f"{sw['speeds'][i]:.3f}" for i in idx)
+    ip_wall, ip_cpu = float(np.median(ip["wall_s"])), float(np.median(ip["cpu_s"]))
+    gpu = f"{sw.get('gpu') or sw['device']}, JAX {sw['jax']}"
+    host = machine()
+    host["devices"] = host["devices"] + [f"the sweep's: {gpu} (its own host)"]
+    row = {"table": "human_gait_gpu"}
+    met = ip_cpu / per >= 10 and not fails and bool(agree <= 1e-6)
+    return [dict(table="machine", **host),
+            dict(row, item="quick mesh (3/2/4/3): first compile of the batch (GPU)", value=sw["compile_s"], unit="s",
+                 batch=n, note=f"on {gpu}"),
+            dict(row, item=f"speeds 1.0…1.6 m/s, batch {n} (vmap, GPU): difimpact per solve", value=per * 1e3,
+                 unit="ms", batch=n,
+                 note=f"on {gpu}; the batch's wall time / {n}, best of {len(sw['run_s'])} runs "
+                      f"({', '.join(f'{r:.1f}' for r in sw['run_s'])} s); iterations {min(sw['iterations'])}–"
+                      f"{max(sw['iterations'])} (under vmap every member runs until the last converges)"),
+            dict(row, item=f"speeds, batch {n} (GPU): solved", value=100 * (1 - len(fails) / n), unit="%",
+                 goal="100 %", ratio=1 - len(fails) / n, met=not fails, note="; ".join(sw["failures"])[:200]),
+            dict(row, item=f"speeds, batch {n} (GPU): objective vs IPOPT's, max rel. diff", value=agree, unit="",
+                 goal="≤ 1e-6", ratio=agree / 1e-6, met=bool(agree <= 1e-6),
+                 note=f"{int(both.sum())} of the speeds ({at} m/s), IPOPT from the same guesses"),
+            dict(row, item="IPOPT per solve (CPU, this table's machine)", value=ip_wall * 1e3, cpu_value=ip_cpu * 1e3,
+                 unit="ms", note=f"median over {len(idx)} of the speeds; CasADi's IPOPT with MUMPS, exact Hessian, "
+                                 "JAX's derivative programs (compiled before the timed solves)"),
+            dict(row, item=f"speeds, batch {n}: IPOPT (CPU) / difimpact (GPU) time per solve", value=ip_wall / per,
+                 cpu_value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_wall / per / 10, met=met,
+                 note="two machines: IPOPT's time on the machine row's CPU (CPU column: its CPU seconds), "
+                      "difimpact's wall time on the GPU")]
 
 
 def main():
@@ -151,9 +170,17 @@ def main():
     i.add_argument("sweep")
     i.add_argument("--members", type=int, default=8)
     i.add_argument("--out", required=True)
+    t = sub.add_parser("table", help="the rows again from a sweep and an IPOPT step's raw file")
+    t.add_argument("sweep")
+    t.add_argument("ipopt")
+    t.add_argument("--out", required=True)
     args = parser.parse_args()
     jax.config.update("jax_enable_x64", True)
-    (sweep if args.step == "sweep" else ipopt)(args)
+    if args.step == "table":
+        with open(args.sweep) as f, open(args.ipopt) as g:
+            _dump(args.out, table(json.load(f), json.load(g)))
+    else:
+        (sweep if args.step == "sweep" else ipopt)(args)
 
 
 if __name__ == "__main__":
