@@ -135,7 +135,7 @@ def table(sw, ip) -> list[dict]:
     host = machine()
     host["devices"] = host["devices"] + [f"the sweep's: {gpu} (its own host)"]
     row = {"table": "human_gait_gpu"}
-    met = ip_cpu / per >= 10 and not fails and bool(agree <= 1e-6)
+    met = ip_wall / per >= 10 and not fails and bool(agree <= 1e-6)
     return [dict(table="machine", **host),
             dict(row, item="quick mesh (3/2/4/3): first compile of the batch (GPU)", value=sw["compile_s"], unit="s",
                  batch=n, note=f"on {gpu}"),
@@ -153,7 +153,7 @@ def table(sw, ip) -> list[dict]:
                  unit="ms", note=f"median over {len(idx)} of the speeds; CasADi's IPOPT with MUMPS, exact Hessian, "
                                  "JAX's derivative programs (compiled before the timed solves)"),
             dict(row, item=f"speeds, batch {n}: IPOPT (CPU) / difimpact (GPU) time per solve", value=ip_wall / per,
-                 cpu_value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_wall / per / 10, met=met,
+                 cpu_value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_wall / per / 10, met=met, judged_on="wall",
                  note="two machines: IPOPT's time on the machine row's CPU (CPU column: its CPU seconds), "
                       "difimpact's wall time on the GPU")]
 

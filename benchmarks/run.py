@@ -47,8 +47,10 @@ TITLES = {
                    "run apart on a GPU machine)",
     "human_gait": "10. The seven-link human's predicted gait against IPOPT on the same transcription, single and over "
              "speeds (`human_gait.py`)",
+    "human_gait_gpu": "11. The seven-link human's speed sweep on one GPU against IPOPT on a CPU (`human_gait_sweep.py`: the "
+                      "sweep run apart on a GPU machine, IPOPT on this table's machine)",
 }
-APART = ("gpu", "powered-gpu")  # tables whose script run.py does not run: their rows come in with --render … --add
+APART = ("gpu", "powered-gpu", "human_gait_gpu")  # tables whose script run.py does not run: their rows come in with --render … --add
 
 
 def fmt(x):
