@@ -44,7 +44,7 @@ def test_sparse_derivatives_equal_dense(kw):
     z = initial_guess(p, GUESS, 0.5) + 0.05 * jnp.asarray(rng.standard_normal(p.layout.size))
     sp = sparsity(p)
     c = p.equality
-    d = (lambda z: p.inequality(z)) if p.inequality(z) is not None else (lambda z: jnp.zeros(0))
+    d = p.inequality if jax.eval_shape(p.inequality, z) is not None else (lambda z: jnp.zeros(0))  # traced, not run
     lc = jnp.asarray(rng.standard_normal(jax.eval_shape(c, z).shape[0]))
     ld = jnp.asarray(rng.standard_normal(jax.eval_shape(d, z).shape[0]))
 

@@ -6,7 +6,8 @@ Kelly's heel strike, which must return to the step's first state; and ``difimpac
 --quick``.
 
 The solves are the experiment's jitted ones (:func:`difimpact._experiments.gait_five_link.solve`), compiled once
-per process: the quick experiment and the tests share Kelly's mesh, 12 segments and the 9-segment trapezoid."""
+per process, and each optimum is solved once: the quick experiment takes the tests' optima on Kelly's mesh,
+12 segments and the 9-segment trapezoid (:func:`tests.helpers.solved_once`)."""
 
 import importlib.util
 import pathlib
@@ -20,7 +21,7 @@ from scipy.integrate import solve_ivp
 from difimpact._experiments import gait_five_link as experiment
 
 from . import _kelly_five_link as kelly
-from .helpers import reproduce_quick
+from .helpers import reproduce_quick, solved_once
 
 HS, TRAPEZOID = experiment.HS, experiment.TRAPEZOID
 KELLY_COST = 469.5507
@@ -34,6 +35,13 @@ def _load_ipopt():
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _solve_once():
+    # the guess is an optimum held in the memo, so its id stays that optimum's
+    with solved_once(experiment, "solve", lambda method, segments, guess=None: (method, segments, id(guess))):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +164,7 @@ KEYS = {"method", "segments", "cost", "iterations", "impact_loss", *(f"q{i}_minu
 
 def test_reproduce_quick(tmp_path, hs6, hs12, trapezoid9, ipopt):
     """The quick run's rows: Kelly's mesh and 12 segments (Hermite–Simpson), 9 segments (trapezoid), each the
-    tests' solve; the heel-strike state equal to IPOPT's last grid state and its post-impact rates to IPOPT's
+    tests' optimum (its cost and iterations in the row); the heel-strike state equal to IPOPT's last grid state and its post-impact rates to IPOPT's
     first, in Kelly's angles."""
     rows = reproduce_quick(tmp_path, "gait-five-link")["gait-five-link"]
     assert [(r["method"], r["segments"]) for r in rows] == [(HS, 6), (HS, 12), (TRAPEZOID, 9)]
