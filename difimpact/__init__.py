@@ -104,6 +104,14 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
+from ._human_gait import (
+    gait_agreement as gait_agreement,
+    human_gait as human_gait,
+    human_tracking_gait as human_tracking_gait,
+    HumanGait as HumanGait,
+    MeasuredGait as MeasuredGait,
+    winter_normal as winter_normal,
+)
 from ._nlp import (
     failures as failures,
     NLPOptions as NLPOptions,

@@ -13,7 +13,8 @@ import difimpact as di
 from difimpact._optimise import OptimiseResults
 
 ENTRY_POINTS = ("impact", "frictional_impact", "compliant_impact", "stride", "periodic_gait", "continue_gait", "sweep",
-                "minimise", "from_mjcf", "from_urdf", "from_osim", "optimal_gait", "kelly_gait", "solve_nlp")
+                "minimise", "from_mjcf", "from_urdf", "from_osim", "optimal_gait", "kelly_gait", "solve_nlp",
+                "human_gait", "human_tracking_gait")
 _EXAMPLE = re.compile(r"\*\*Example:\*\*\n\n```python\n(.*?)\n```", re.S)
 
 
@@ -127,3 +128,21 @@ def test_kelly_gait_example(capsys):
     """Kelly's five-link biped on his mesh (about 40 s of compiling)."""
     ns, _ = run("kelly_gait", capsys)
     np.testing.assert_allclose([ns["gait"].cost, ns["gait"].step_time], [469.55, 0.7], atol=0.01)
+
+
+@pytest.mark.slow
+def test_human_gait_example(capsys):
+    """The seven-link human's predicted step at 1.3 m/s on the default mesh (minutes of compiling and solving):
+    IPOPT's optimum of the same transcription, 1759.043164 (``benchmarks/_human_ipopt.py``)."""
+    ns, out = run("human_gait", capsys)
+    assert out.split()[0] == "True"
+    np.testing.assert_allclose(float(ns["gait"].cost), 1759.043164, rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_human_tracking_gait_example(capsys):
+    """Tracking Winter's normal cadence on the default mesh: IPOPT's optimum 1.6411128, and the knee within the
+    measured ±1 SD over at least 90 % of the cycle."""
+    ns, out = run("human_tracking_gait", capsys)
+    np.testing.assert_allclose(float(ns["gait"].solution.value), 1.6411128, rtol=1e-6)
+    assert out.split()[-1] == "True"

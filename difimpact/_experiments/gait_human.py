@@ -13,7 +13,6 @@ from .._human_gait import phases as ph
 from .._human_gait.replay import close, diffrax_integrate
 from .._impact.ground import impact
 from .._models.seven_link_human import SevenLinkHuman
-from .._nlp import NLPOptions
 from . import gait_human_report as report
 from . import seed002
 from .base import Outcome, check_that, experiment
@@ -28,7 +27,7 @@ STARTS = (0.7, 0.6, 0.8)  # guessed step lengths [m]: the several starts of the 
 CASES = ("none", "ankle", "ankle+knee", "ankle+knee+hip")
 KEYS = {"none": "xi_none", "ankle": "xi_ankle", "ankle+knee": "xi_ankle_knee", "ankle+knee+hip": "xi_ankle_knee_hip"}
 BALANCE_RTOL = 1e-8
-OPTIONS = NLPOptions(max_steps=500, bound_relax_factor=1e-8)  # t₀ = 0: a bound an equality also imposes (§3.5)
+OPTIONS = hg.OPTIONS  # t₀ = 0: a bound an equality also imposes (§3.5)
 
 
 def mirrored_strike(gait, q=None, qd=None) -> tuple[jax.Array, jax.Array]:

@@ -6,7 +6,7 @@ there."""
 
 from .._human_gait import gait as hg
 from .._human_gait import tracking as tr
-from .._nlp import NLPOptions, NLPResults
+from .._nlp import NLPResults
 from .base import check_that, experiment
 from .gait_human import _human, outcome
 from .gait_human_report import JOINTS, measures, reference, two_peaks
@@ -15,7 +15,7 @@ from .gait_human_report import JOINTS, measures, reference, two_peaks
 # rocker, so that its torques close into a periodic step (docs/human-gait.md, "Which meshes close").
 SEGMENTS, QUICK_SEGMENTS = (6, 2, 6, 12), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
-OPTIONS = NLPOptions(max_steps=500, bound_relax_factor=1e-8)  # t₀ = 0: a bound an equality also imposes (§3.5)
+OPTIONS = hg.OPTIONS  # t₀ = 0: a bound an equality also imposes (§3.5)
 
 
 def solve(segments, options=OPTIONS, guess=None):

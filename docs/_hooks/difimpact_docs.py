@@ -33,6 +33,7 @@ _TOPICS = (  # (topic, heading, module prefixes)
     ("optimisation", "Worked optimisation problems", ("difimpact._problems", "difimpact._examples")),
     ("optimisation", "Nonlinear programs", ("difimpact._nlp",)),
     ("powered", "Powered gaits", ("difimpact._powered",)),
+    ("powered", "The seven-link human walking", ("difimpact._human_gait",)),
     ("importers", "Importing and exporting models", ("difimpact._io",)),
 )
 _RESULT_HEADINGS = (  # results page: (heading, module prefixes)
