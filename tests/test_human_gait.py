@@ -165,9 +165,13 @@ def test_energy_balance_of_the_integrated_step(closed):
 
 
 @pytest.mark.slow
-def test_collocated_work_equals_impact_loss(gait):
-    """A periodic step on level ground: net actuator work per step = heel-strike loss (quadrature on the mesh)."""
-    assert abs(float(gait.net_work) / float(gait.impact.loss) - 1) < 0.05
+def test_collocated_work_approaches_impact_loss(gait, fine_gait):
+    """A periodic step on level ground: net actuator work per step = heel-strike loss. On the mesh (the
+    collocation's quadrature of ``u·θ̇``) it holds to the mesh's error, which falls as the mesh closes: measured
+    +12.3 % on the quick 3/2/4/3 mesh (which does not close), −2.2 % on 8/6/4/3; the closed step's balance to 1e-8
+    is :func:`test_energy_balance_of_the_integrated_step`."""
+    quick, fine = (abs(float(g.net_work) / float(g.impact.loss) - 1) for g in (gait, fine_gait))
+    assert fine < 0.05 and fine < quick / 3, (quick, fine)
 
 
 @pytest.mark.slow
