@@ -164,8 +164,8 @@ KEYS = {"method", "segments", "cost", "iterations", "impact_loss", *(f"q{i}_minu
 
 def test_reproduce_quick(tmp_path, hs6, hs12, trapezoid9, ipopt):
     """The quick run's rows: Kelly's mesh and 12 segments (Hermite–Simpson), 9 segments (trapezoid), each the
-    tests' optimum (its cost and iterations in the row); the heel-strike state equal to IPOPT's last grid state and its post-impact rates to IPOPT's
-    first, in Kelly's angles."""
+    tests' optimum (its cost and iterations in the row); the heel-strike state equal to IPOPT's last grid state
+    and its post-impact rates to IPOPT's first, in Kelly's angles."""
     rows = reproduce_quick(tmp_path, "gait-five-link")["gait-five-link"]
     assert [(r["method"], r["segments"]) for r in rows] == [(HS, 6), (HS, 12), (TRAPEZOID, 9)]
     assert all(set(r) == KEYS for r in rows)
