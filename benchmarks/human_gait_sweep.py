@@ -1,5 +1,6 @@
-"""Benchmark 11 (table 11 of RESULTS.md) — the seven-link human's predicted gait (quick mesh 3/2/4/3) as one speed sweep
-1.0…1.6 m/s under ``vmap`` on JAX's default device, and IPOPT on the same transcription at a subset of its speeds.
+"""Benchmark 11 (table 11 of RESULTS.md) — the seven-link human's predicted gait (quick mesh 3/2/4/3) as one speed
+sweep 1.0…1.6 m/s under ``vmap`` on JAX's default device, and IPOPT on the same transcription at a subset of its
+speeds.
 
 An accelerator and IPOPT rarely share a machine (the GPU image has no CasADi), so the run has two steps:
 
