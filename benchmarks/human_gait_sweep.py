@@ -154,7 +154,8 @@ def table(sw, ip) -> list[dict]:
                  unit="ms", note=f"median over {len(idx)} of the speeds; CasADi's IPOPT with MUMPS, exact Hessian, "
                                  "JAX's derivative programs (compiled before the timed solves)"),
             dict(row, item=f"speeds, batch {n}: IPOPT (CPU) / difimpact (GPU) time per solve", value=ip_wall / per,
-                 cpu_value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_wall / per / 10, met=met, judged_on="wall",
+                 cpu_value=ip_cpu / per, unit="×", goal="≥ 10×", ratio=ip_wall / per / 10, met=met,
+                 judged_on="wall",
                  note="two machines: IPOPT's time on the machine row's CPU (CPU column: its CPU seconds), "
                       "difimpact's wall time on the GPU")]
 
