@@ -27,7 +27,7 @@ STARTS = (0.7, 0.6, 0.8)  # guessed step lengths [m]: the several starts of the 
 CASES = ("none", "ankle", "ankle+knee", "ankle+knee+hip")
 KEYS = {"none": "xi_none", "ankle": "xi_ankle", "ankle+knee": "xi_ankle_knee", "ankle+knee+hip": "xi_ankle_knee_hip"}
 BALANCE_RTOL = 1e-8
-OPTIONS = hg.OPTIONS  # t₀ = 0: a bound an equality also imposes (§3.5)
+OPTIONS = hg.OPTIONS
 
 
 def mirrored_strike(gait, q=None, qd=None) -> tuple[jax.Array, jax.Array]:

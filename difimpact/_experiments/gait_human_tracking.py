@@ -15,7 +15,7 @@ from .gait_human_report import JOINTS, measures, reference, two_peaks
 # rocker, so that its torques close into a periodic step (docs/human-gait.md, "Which meshes close").
 SEGMENTS, QUICK_SEGMENTS = (6, 2, 6, 12), (3, 2, 4, 3)
 WITHIN = 0.9  # the acceptance goal: each joint angle within the measured ±1 SD over this fraction of the cycle
-OPTIONS = hg.OPTIONS  # t₀ = 0: a bound an equality also imposes (§3.5)
+OPTIONS = hg.OPTIONS
 
 
 def solve(segments, options=OPTIONS, guess=None):
