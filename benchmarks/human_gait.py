@@ -48,8 +48,8 @@ def solver(options):
     return solve
 
 
-def ipopt_runs(speeds, guesses):
-    """IPOPT from each guess: costs (NaN where it failed), wall and CPU seconds per solve."""
+def ipopt_solves(speeds, guesses):
+    """IPOPT from each guess: objectives (as ``value``; NaN where it failed), wall and CPU seconds of each solve."""
     from _human_ipopt import HumanIpopt
 
     costs, wall, cpu = [], [], []
@@ -58,8 +58,14 @@ def ipopt_runs(speeds, guesses):
         w0, c0 = time.perf_counter(), time.process_time()
         z, stats = ip.solve(z0)
         wall.append(time.perf_counter() - w0), cpu.append(time.process_time() - c0)
-        costs.append(float(ip.problem.objective(jnp.asarray(z))) if stats["success"] else np.nan)  # as `value`
-    return np.array(costs), float(np.median(wall)), float(np.median(cpu))
+        costs.append(float(ip.problem.objective(jnp.asarray(z))) if stats["success"] else np.nan)
+    return np.array(costs), np.array(wall), np.array(cpu)
+
+
+def ipopt_runs(speeds, guesses):
+    """:func:`ipopt_solves` with the median wall and CPU seconds per solve."""
+    costs, wall, cpu = ipopt_solves(speeds, guesses)
+    return costs, float(np.median(wall)), float(np.median(cpu))
 
 
 def main():

@@ -91,26 +91,18 @@ def sweep(args):
 def ipopt(args):
     """IPOPT at ``args.members`` of the sweep's speeds (its raw times and objectives kept beside the sweep's in
     ``<out>.ipopt.json``); the rows of table 11 from both sides."""
-    from _human_ipopt import HumanIpopt
-    from human_gait import STEP, problem_at
+    from human_gait import STEP, ipopt_solves, problem_at
 
     from difimpact._human_gait import gait as hg
 
     with open(args.sweep) as f:
         sw = json.load(f)
     idx = np.linspace(0, sw["batch"] - 1, min(sw["batch"], args.members)).astype(int)
-    ip = {"members": idx.tolist(), "objective": [], "wall_s": [], "cpu_s": []}
-    for i in idx:
-        v = sw["speeds"][i]
-        solver = HumanIpopt(problem_at(float(v)))
-        z0 = hg.initial_guess(solver.problem, STEP)
-        w0, c0 = time.perf_counter(), time.process_time()
-        z, stats = solver.solve(z0)
-        ip["wall_s"].append(time.perf_counter() - w0), ip["cpu_s"].append(time.process_time() - c0)
-        ip["objective"].append(float(solver.problem.objective(jnp.asarray(z))) if stats["success"] else None)
-        print(f"IPOPT at {v:.3f} m/s: {ip['cpu_s'][-1]:.1f} s CPU, objective {ip['objective'][-1]} "
-              f"(sweep {sw['value'][i]:.9g})", flush=True)
-        _dump(args.out + ".ipopt.json", ip)
+    speeds = np.asarray(sw["speeds"])[idx]
+    costs, wall, cpu = ipopt_solves(speeds, [hg.initial_guess(problem_at(float(v)), STEP) for v in speeds])
+    ip = {"members": idx.tolist(), "objective": [float(c) if np.isfinite(c) else None for c in costs],
+          "wall_s": wall.tolist(), "cpu_s": cpu.tolist()}
+    _dump(args.out + ".ipopt.json", ip)
     rows = table(sw, ip)
     _dump(args.out, rows)
     for r in rows[1:]:
