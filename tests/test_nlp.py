@@ -102,6 +102,26 @@ def test_bad_input():
         di.solve_nlp(_objective, jnp.ones(4), 40.0, inequality=_inequality, inequality_lower=-jnp.inf)
     with pytest.raises(TypeError, match="options"):
         di.solve_nlp(_objective, jnp.ones(4), options={"tol": 1e-3})
+    with pytest.raises(TypeError, match="constraints"):
+        di.solve_nlp(_objective, jnp.ones(4), 40.0, equality=_equality, constraints=_both)
+    with pytest.raises(TypeError, match="pair"):
+        di.solve_nlp(_objective, jnp.ones(4), 40.0, constraints=_equality)
+
+
+def _both(x, p):
+    return _equality(x, p), _inequality(x, p)
+
+
+def test_constraints_from_one_function_solve_the_same_problem():
+    """`constraints` returning ``(c, d)`` is the same problem as `equality` and `inequality` apart: the same
+    iterates (to rounding), the same optimum and the same implicit gradient."""
+    solve = jax.jit(lambda p: di.solve_nlp(_objective, jnp.array([1.0, 5.0, 5.0, 1.0]), p, constraints=_both,
+                                           inequality_lower=25.0, lower=1.0, upper=5.0))
+    sol, ref = solve(40.0), _solve()(40.0)
+    assert int(sol.iterations) == int(ref.iterations)
+    np.testing.assert_allclose(sol.x, ref.x, rtol=1e-13)
+    np.testing.assert_allclose(sol.multipliers, ref.multipliers, rtol=1e-10)
+    np.testing.assert_allclose(jax.grad(lambda p: solve(p).value)(40.0), _gradient()(40.0), rtol=1e-10)
 
 
 def _pivoting_matrix(rng, n, band=None):
@@ -131,6 +151,27 @@ def test_banded_lu_against_numpy_under_vmap():
     b = rng.standard_normal((3, n))
     x = jax.jit(jax.vmap(lambda a, b: banded.solve(s, banded.factor(s, banded.to_band(s, a)), b)))(a, b)
     np.testing.assert_allclose(x, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-9, atol=1e-11)
+
+
+def test_banded_lu_of_an_unsymmetric_band_against_numpy():
+    """More sub- than super-diagonals, pivoting throughout (small diagonal): the window of the elimination moves
+    down the band with its fill-in; and without pivoting (the inertia's elimination) on a diagonally dominant
+    matrix, the pivots are those of NumPy's ``LU`` without exchanges, ``det`` of the leading blocks' ratios."""
+    rng = np.random.default_rng(2)
+    n = 40
+    i, j = np.indices((n, n))
+    a = np.where((i - j <= 5) & (j - i <= 2), rng.standard_normal((n, n)), 0.0)
+    a[np.diag_indices(n)] *= 1e-3
+    s = banded.BandedStructure.of(a != 0)
+    b = rng.standard_normal(n)
+    f = banded.factor(s, banded.to_band(s, jnp.asarray(a)))
+    np.testing.assert_allclose(banded.solve(s, f, b), np.linalg.solve(a, b), rtol=1e-9, atol=1e-11)
+    dominant = a + np.diag(np.full(n, 20.0))
+    perm = np.asarray(s.perm)
+    p = dominant[np.ix_(perm, perm)]
+    minors = np.array([np.linalg.det(p[:k, :k]) for k in range(1, n + 1)])
+    pivots = banded.factor(s, banded.to_band(s, jnp.asarray(dominant)), pivoting=False).band[:, s.lower]
+    np.testing.assert_allclose(pivots, minors / np.concatenate([[1.0], minors[:-1]]), rtol=1e-9)
 
 
 def test_sparsity_rejects_a_bad_colouring():

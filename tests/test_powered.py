@@ -43,14 +43,16 @@ def test_sparse_derivatives_equal_dense(kw):
     rng = np.random.default_rng(0)
     z = initial_guess(p, GUESS, 0.5) + 0.05 * jnp.asarray(rng.standard_normal(p.layout.size))
     sp = sparsity(p)
-    c = p.equality
-    d = p.inequality if jax.eval_shape(p.inequality, z) is not None else (lambda z: jnp.zeros(0))  # traced, not run
-    lc = jnp.asarray(rng.standard_normal(jax.eval_shape(c, z).shape[0]))
-    ld = jnp.asarray(rng.standard_normal(jax.eval_shape(d, z).shape[0]))
+    def cd(z):
+        c, d = p.constraints(z)
+        return c, jnp.zeros(0) if d is None else d
+
+    c, d = jax.eval_shape(cd, z)  # traced, not run
+    lc, ld = (jnp.asarray(rng.standard_normal(v.shape[0])) for v in (c, d))
 
     @jax.jit
     def both(z):
-        return [(values_and_jacobians(p.objective, c, d, z, s)[1], hessian(p.objective, c, d, z, lc, ld, s))
+        return [(values_and_jacobians(p.objective, cd, z, s)[1], hessian(p.objective, cd, z, lc, ld, s))
                 for s in (None, sp)]
 
     (dense, h_dense), (sparse, h_sparse) = both(z)

@@ -228,12 +228,8 @@ def _objective(z, p):
     return p.objective(z)
 
 
-def _equality(z, p):
-    return p.equality(z)
-
-
-def _inequality(z, p):
-    return p.inequality(z)
+def _constraints(z, p):
+    return p.constraints(z)
 
 
 @eqx.filter_jit
@@ -241,7 +237,7 @@ def _solve(problem: HumanGaitProblem, z0, options: NLPOptions, throw: bool) -> H
     dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
-    sol = solve_nlp(_objective, z0, problem, equality=_equality, inequality=_inequality, lower=lower, upper=upper,
+    sol = solve_nlp(_objective, z0, problem, constraints=_constraints, lower=lower, upper=upper,
                     inequality_lower=d_lo, inequality_upper=d_hi, sparsity=sparsity(problem), options=options,
                     throw=throw)
     return _gait(problem, sol)

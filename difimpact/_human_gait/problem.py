@@ -136,16 +136,27 @@ class HumanGaitProblem(eqx.Module):
         J = x[-1, IE] / self.step_length(z)
         return J if self.tracking is None else J + self.tracking.cost(self, z)
 
+    def constraints(self, z):
+        """``(c, d)``: :meth:`equality` and :meth:`inequality` from one evaluation of the dynamics at every point
+        and of the heel strike (what the solver differentiates)."""
+        f, lam, y = self.field(z)
+        q, qd = self.end(z)
+        impact = ph.heel_strike(self.human, q, qd)
+        return self._equality(z, f, q, impact), self._inequality(lam, y, q, qd, impact)
+
     def equality(self, z):
+        """The collocation defects, the phases' continuity, the step's periodicity through the heel strike and
+        relabelling, the right foot landing flat at rest, the left heel on the ground at the step's length."""
+        return self.constraints(z)[0]
+
+    def _equality(self, z, f, q, impact):
         parts = self.unpack(z)
-        f, _, _ = self.field(z)
         o = self.offsets
         rows = [defects(self.method, x, f[o[p]:o[p + 1]], self.widths(p)).reshape(-1)
                 for p, (x, _) in enumerate(parts)]
         for (a, _), (b, _) in itertools.pairwise(parts):
             rows.append(b[0, :ITAU] - a[-1, :ITAU])
-        q, qd = self.end(z)
-        q0, qd0 = ph.relabel(self.human, q, ph.heel_strike(self.human, q, qd).qdot_plus)
+        q0, qd0 = ph.relabel(self.human, q, impact.qdot_plus)
         x0 = parts[0][0][0]
         rows += [x0[:N] - q0, x0[N:2 * N] - qd0, x0[IT:ITAU]]
         tree = self.human.tree()
@@ -171,13 +182,16 @@ class HumanGaitProblem(eqx.Module):
         return np.flatnonzero(np.concatenate([normal, tangent, tangent, np.concatenate(free)], axis=1))
 
     def inequality(self, z):
-        _, lam, y = self.field(z)
+        """The path constraints (:meth:`path_rows`), the left heel descending at the strike and the heel strike's
+        normal impulses ``≥ 0``; forces in body weights and impulses per unit mass [m/s]."""
+        return self.constraints(z)[1]
+
+    def _inequality(self, lam, y, q, qd, impact):
         mass = jnp.sum(self.human.tree().mass)
         lam = lam / (mass * self.human.g)  # forces in body weights, impulses in m/s: rows of order one
         n, t = lam[:, 0::2], lam[:, 1::2]
         candidates = jnp.concatenate([n, self.friction * n - t, self.friction * n + t, y], axis=1)
-        q, qd = self.end(z)
-        impulses = ph.heel_strike(self.human, q, qd).impulses / mass
+        impulses = impact.impulses / mass
         final = jnp.stack([-self.human.point_velocity(q, qd, "CAL_L")[1], impulses[0], impulses[2]])
         return jnp.concatenate([candidates.reshape(-1)[self.path_rows()], final])
 

@@ -4,7 +4,7 @@ A collocation problem's Newton matrix couples each mesh point with its neighbour
 last, through the periodicity): ordered by reverse Cuthill–McKee (George & Liu, *Computer Solution of Large
 Sparse Positive Definite Systems*, 1981, §4.3) it is banded, with ``k_l`` sub- and ``k_u`` super-diagonals, and
 Gaussian elimination with partial pivoting keeps ``L`` within ``k_l`` and ``U`` within ``k_l + k_u`` diagonals
-(LAPACK ``dgbtf2``; Golub & Van Loan, *Matrix Computations*, 4th ed., §4.3.5). Each step of a ``fori_loop``
+(LAPACK ``dgbtf2``; Golub & Van Loan, *Matrix Computations*, 4th ed., §4.3.5). Each step of a ``scan``
 works on a ``(k_l + 1) × (k_l + k_u + 1)`` window, so a factorisation costs ``O(n k_l (k_l + k_u))`` and memory
 ``O(n (2k_l + k_u))`` instead of the dense $O(n^3)$ and $O(n^2)$: fine meshes stay affordable.
 
@@ -80,34 +80,45 @@ def to_band(s: BandedStructure, a: Float[Array, "n n"]) -> Float[Array, "n w"]:
     return jnp.where(valid, ap[rows, np.clip(cols, 0, n - 1)], 0.0)
 
 
+def _window(s: BandedStructure, band: Float[Array, "n w"]) -> Float[Array, "kl+1 m"]:
+    """The first step's window ``W[r, t] = A[r, t]`` (``r ≤ k_l``, ``t ≤ k_l + k_u``) from the row storage,
+    ``A[r, t] = B[r, t − r + k_l]``."""
+    r = np.arange(s.lower + 1)[:, None]
+    cols = np.arange(s.lower + s.upper + 1)[None, :] - r + s.lower
+    rows = jnp.pad(band, ((0, s.lower + 1), (0, 0)))
+    return jnp.where(cols < band.shape[1], rows[r, np.clip(cols, 0, band.shape[1] - 1)], 0.0)
+
+
 def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True) -> BandedLU:
-    """Gaussian elimination with partial pivoting on the band storage (a ``fori_loop`` over the columns); without
-    pivoting where `pivoting` is false (the pivots' signs are then the inertia of a symmetric matrix)."""
+    """Gaussian elimination with partial pivoting on the band storage; without pivoting where `pivoting` is
+    false (the pivots' signs are then the inertia of a symmetric matrix).
+
+    A ``scan`` over the columns carries the ``(k_l + 1) × (k_l + k_u + 1)`` window ``W[r, t] = A[j + r, j + t]``
+    of step ``j``: the pivot row exchanged to the top, the rows below eliminated, the window moved one down and
+    to the right (row ``j + k_l + 1`` enters, as stored: no earlier step touched it, and no entry of the new
+    column above it is nonzero). Each step emits its row of ``U`` and its multipliers, placed in the storage
+    ``B`` after the loop; the work per step is the window's, not the whole storage's."""
     n, kl, ku = band.shape[0], s.lower, s.upper
+    m = kl + ku + 1
     scale = jnp.max(jnp.abs(band))
     tiny = jnp.finfo(band.dtype).tiny
-    r = np.arange(kl + 1)[:, None]
-    t = np.arange(kl + ku + 1)[None, :]
-    win_cols = t - r + kl  # window [r, t] = A[j + r, j + t] = B[j + r, t − r + kl]
-    B = jnp.pad(band, ((0, kl), (0, 0)))
+    entering = jnp.pad(band[:, :m], ((0, kl + 1), (0, 0)))[kl + 1:kl + 1 + n]  # W[k_l] of step j + 1
+    r = np.arange(kl + 1)
 
-    skew = (np.arange(kl + 1)[:, None], win_cols)  # window [r, t] = slab [r, t − r + kl]
+    def step(W, xs):
+        j, new = xs
+        p = jnp.argmax(jnp.where(j + r < n, jnp.abs(W[:, 0]), -1.0)) if pivoting else jnp.zeros((), int)
+        W = swap_rows(W, 0, p)
+        pivot = jnp.where(W[0, 0] == 0, tiny, W[0, 0])
+        l = W[1:, 0] / pivot
+        below = W[1:, 1:] - l[:, None] * W[0, 1:][None, :]
+        return jnp.concatenate([jnp.pad(below, ((0, 0), (0, 1))), new[None]]), (W[0], l, p)
 
-    def step(j, carry):
-        B, piv = carry
-        slab = jax.lax.dynamic_slice_in_dim(B, j, kl + 1, axis=0)
-        win = slab[skew]
-        live = (j + np.arange(kl + 1)) < n
-        p = jnp.argmax(jnp.where(live, jnp.abs(win[:, 0]), -1.0)) if pivoting else jnp.zeros((), int)
-        win = swap_rows(win, 0, p)
-        pivot = jnp.where(win[0, 0] == 0, tiny, win[0, 0])
-        l = win[1:, 0] / pivot
-        win = win.at[1:, 1:].add(-l[:, None] * win[0, 1:][None, :]).at[1:, 0].set(l)
-        slab = slab.at[skew].set(win)
-        return jax.lax.dynamic_update_slice_in_dim(B, slab, j, axis=0), piv.at[j].set(p)
-
-    B, piv = jax.lax.fori_loop(0, n, step, (B, jnp.zeros(n, int)))
-    B = B[:n]
+    _, (U, L, piv) = jax.lax.scan(step, _window(s, band), (jnp.arange(n), entering))
+    # B[i, k_l − q] = the multiplier of row i at step i − q (q = 1…k_l)
+    i, q = np.arange(n)[:, None], np.arange(kl, 0, -1)[None, :]
+    lower = jnp.where(i - q >= 0, L[np.clip(i - q, 0, n - 1), q - 1], 0.0)
+    B = jnp.concatenate([lower, U], axis=1)
     diag = jnp.abs(B[:, kl])
     min_pivot = jnp.where(scale > 0, jnp.min(diag) / jnp.where(scale > 0, scale, 1.0), 0.0)
     return BandedLU(B, piv, min_pivot)

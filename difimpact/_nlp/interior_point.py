@@ -37,13 +37,13 @@ _MAX_REGULARISATIONS = 24
 
 
 class Scaled(eqx.Module):
-    """The problem as the iterations see it: ``y = (x, s)``, the objective `f`, equalities `c` and inequalities
-    `d` of ``x`` scaled by constants fixed at the start, bounds on ``y`` with ``±inf`` where there is none, the
-    masks of the finite bounds, and the derivatives' sparsity (or ``None``: dense)."""
+    """The problem as the iterations see it: ``y = (x, s)``, the objective `f` and `cd`, the equalities and the
+    inequalities ``(c, d)`` of ``x`` from one evaluation, scaled by constants fixed at the start, bounds on ``y``
+    with ``±inf`` where there is none, the masks of the finite bounds, and the derivatives' sparsity (or
+    ``None``: dense)."""
 
     f: object = eqx.field(static=True)
-    c: object = eqx.field(static=True)
-    d: object = eqx.field(static=True)
+    cd: object = eqx.field(static=True)
     n: int = eqx.field(static=True)
     sparsity: object = eqx.field(static=True)
     lower: Float[Array, " N"]
@@ -52,8 +52,8 @@ class Scaled(eqx.Module):
     has_upper: Bool[Array, " N"]
 
     def h(self, y):
-        x, s = y[: self.n], y[self.n:]
-        return jnp.concatenate([self.c(x), self.d(x) - s])
+        c, d = self.cd(y[: self.n])
+        return jnp.concatenate([c, d - y[self.n:]])
 
     def slacks(self, y):
         """``y − l`` and ``u − y``, one where there is no bound (their logarithm is then zero)."""
@@ -115,7 +115,7 @@ class Linearisation(eqx.Module):
 def linearise(p: Scaled, y, evaluated=None) -> Linearisation:
     """The linearisation at `y`, from `evaluated` (``((f, c, d), (∇f, J_c, J_d))`` at ``x``) where given."""
     x = y[: p.n]
-    (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.c, p.d, x, p.sparsity) if evaluated is None else evaluated
+    (f, c, d), (gx, Jc, Jd) = values_and_jacobians(p.f, p.cd, x, p.sparsity) if evaluated is None else evaluated
     g = jnp.concatenate([gx, jnp.zeros(y.shape[0] - p.n, y.dtype)])
     return Linearisation(f, g, jnp.concatenate([c, d - y[p.n:]]), Jc, Jd)
 
@@ -242,7 +242,7 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     y, lam, zl, zu = s.y, s.lam, s.zl, s.zu
     lin = linearise(p, y)
     mc = lin.Jc.shape[0]
-    W = hessian(p.f, p.c, p.d, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
+    W = hessian(p.f, p.cd, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
     error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
     converged = error <= options.tol
     mu, flt = _barrier_update(p, s, lin, options)

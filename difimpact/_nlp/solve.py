@@ -74,39 +74,51 @@ def _evaluations(problem: "_Problem", p, x0, x_start, options: NLPOptions):
     and derivatives at `x_start` (the first iterate's, for :func:`.interior_point.linearise`): the functions and
     their derivatives traced once, a ``scan`` over the two points (the first unscaled: factors of one)."""
     dtype = x0.dtype
-    shape = lambda fn: jax.eval_shape(lambda x: fn(x, p), x0).shape  # noqa: E731
-    one = _Scaling(jnp.ones((), dtype), jnp.ones(shape(problem.c), dtype), jnp.ones(shape(problem.d), dtype))
+    one = _Scaling(jnp.ones((), dtype), jnp.ones(problem.m[0], dtype), jnp.ones(problem.m[1], dtype))
 
     def body(sc, point):
         i, x = point
         sp = problem.scaled(p, sc, x, x)
-        value, jac = values_and_jacobians(sp.f, sp.c, sp.d, x, problem.sparsity)
+        value, jac = values_and_jacobians(sp.f, sp.cd, x, problem.sparsity)
         return jax.tree.map(lambda a, b: jnp.where(i == 0, a, b), _scaling(jac, options), sc), (value, jac)
 
     sc, (value, jac) = jax.lax.scan(body, one, (jnp.arange(2), jnp.stack([x0, x_start])))
     return jax.lax.stop_gradient(sc), value[2][0], jax.tree.map(lambda a: a[1], (value, jac))
 
 
-class _Problem(eqx.Module):
-    """The user's functions of ``(x, p)``; `c` and `d` always return vectors (empty where there are none)."""
+class _Separate(eqx.Module):
+    """``(c, d)`` of separate `equality` and `inequality` functions (either ``None``)."""
 
-    objective: Callable = eqx.field(static=True)
     equality: Callable | None = eqx.field(static=True)
     inequality: Callable | None = eqx.field(static=True)
+
+    def __call__(self, x, p):
+        return (None if self.equality is None else self.equality(x, p),
+                None if self.inequality is None else self.inequality(x, p))
+
+
+class _Problem(eqx.Module):
+    """The user's functions of ``(x, p)``: the objective and `constraints`, ``(c, d)`` from one evaluation;
+    :meth:`cd` always returns two vectors (empty where there are none)."""
+
+    objective: Callable = eqx.field(static=True)
+    constraints: Callable = eqx.field(static=True)
     sparsity: Sparsity | None = eqx.field(static=True)
     n: int = eqx.field(static=True)
+    m: tuple[int, int] = eqx.field(static=True)  # the numbers of equalities and of inequalities
 
-    def c(self, x, p):
-        return jnp.zeros((0,), x.dtype) if self.equality is None else jnp.atleast_1d(self.equality(x, p))
-
-    def d(self, x, p):
-        return jnp.zeros((0,), x.dtype) if self.inequality is None else jnp.atleast_1d(self.inequality(x, p))
+    def cd(self, x, p):
+        return tuple(jnp.zeros((0,), x.dtype) if v is None else jnp.atleast_1d(v) for v in self.constraints(x, p))
 
     def scaled(self, p, sc: _Scaling, lower, upper) -> Scaled:
         """The problem the iterations solve: `lower` and `upper` (over ``y = (x, s)``) already scaled."""
-        return Scaled(lambda x: sc.f * self.objective(x, p), lambda x: sc.c * self.c(x, p),
-                      lambda x: sc.d * self.d(x, p), self.n, self.sparsity, lower, upper, jnp.isfinite(lower),
-                      jnp.isfinite(upper))
+
+        def cd(x):
+            c, d = self.cd(x, p)
+            return sc.c * c, sc.d * d
+
+        return Scaled(lambda x: sc.f * self.objective(x, p), cd, self.n, self.sparsity, lower, upper,
+                      jnp.isfinite(lower), jnp.isfinite(upper))
 
 
 def _make_core(problem: _Problem, options: NLPOptions):
@@ -135,14 +147,15 @@ def _make_core(problem: _Problem, options: NLPOptions):
         sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
         lin = linearise(sp, s.y)
         mc = lin.Jc.shape[0]
-        W = hessian(sp.f, sp.c, sp.d, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
+        W = hessian(sp.f, sp.cd, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
         sigma = sp.sigma(s.y, s.zl, s.zu)
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], 0.0, 0.0, newton.structure(problem.sparsity, mc))
         v, w = newton_solve(R, sp, lin, jnp.concatenate([y_bar, jnp.zeros_like(s.lam)]))
 
         def residual(q):
             sq = problem.scaled(q, sc, lower * y_scale, upper * y_scale)
-            gradient = jax.grad(lambda x: sq.f(x) + s.lam[:mc] @ sq.c(x) + s.lam[mc:] @ sq.d(x))(s.y[:n])
+            lagrangian = lambda x: sq.f(x) + jnp.concatenate(sq.cd(x)) @ s.lam  # noqa: E731
+            gradient = jax.grad(lagrangian)(s.y[:n])
             return gradient, sq.h(s.y)
 
         _, vjp = jax.vjp(residual, p)
@@ -153,20 +166,30 @@ def _make_core(problem: _Problem, options: NLPOptions):
     return core
 
 
-def _checked(objective, x0, equality, inequality, sparsity, options):
+def _checked(objective, x0, equality, inequality, constraints, sparsity, options):
     """`x0` as a float vector, after checking the arguments' types."""
     instance("options", options, NLPOptions)
     if not callable(objective):
         raise TypeError(f"`objective` must be callable f(x, params), got {objective!r}.")
-    for name, fn in (("equality", equality), ("inequality", inequality)):
+    for name, fn in (("equality", equality), ("inequality", inequality), ("constraints", constraints)):
         if fn is not None and not callable(fn):
             raise TypeError(f"`{name}` must be callable or None, got {fn!r}.")
+    if constraints is not None and (equality is not None or inequality is not None):
+        raise TypeError("Give `constraints` (both kinds from one function) or `equality`/`inequality`, not both.")
     if sparsity is not None and not isinstance(sparsity, Sparsity):
         raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
     x0 = as_float("x0", x0)
     if x0.ndim != 1:
         raise ValueError(f"`x0` must be a vector (n,), got shape {x0.shape}.")
     return x0
+
+
+def _sizes(constraints, x0, params) -> tuple[int, int]:
+    """The numbers of equalities and of inequalities, after checking that `constraints` returns a pair."""
+    out = jax.eval_shape(constraints, x0, params)
+    if not (isinstance(out, tuple | list) and len(out) == 2):
+        raise TypeError(f"`constraints` must return a pair (c, d) (either None), got {out!r}.")
+    return tuple(0 if v is None else 1 if v.ndim == 0 else v.shape[0] for v in out)
 
 
 def solve_nlp(
@@ -176,6 +199,7 @@ def solve_nlp(
     *,
     equality: Callable | None = None,
     inequality: Callable | None = None,
+    constraints: Callable | None = None,
     lower=None,
     upper=None,
     inequality_lower=0.0,
@@ -200,6 +224,9 @@ def solve_nlp(
     - `equality`: ``c(x, params) -> (m,)``, or ``None``.
     - `inequality`: ``d(x, params) -> (k,)``, or ``None``; with `inequality_lower` (default 0) and
       `inequality_upper` (default none), scalars or ``(k,)`` arrays, ``±inf`` for no bound.
+    - `constraints`: ``(x, params) -> (c, d)`` (either ``None``), instead of `equality` and `inequality`: both
+      kinds from one evaluation, so that the work they share (a model's dynamics at every collocation point) is
+      traced, compiled and run once, not once per kind and again in each derivative.
     - `lower`, `upper`: bounds on ``x``, scalars or ``(n,)`` arrays, ``±inf`` (or ``None``) for none. They are not
       differentiated.
     - `sparsity`: the derivatives' sparsity (:class:`~difimpact._nlp.sparsity.Sparsity`) or ``None`` (dense
@@ -223,15 +250,16 @@ def solve_nlp(
     print(jax.grad(lambda p: solve(p).value)(1.0))  # 0.1855 = 2 (p − x₀): the implicit function theorem
     ```
     """
-    x0 = _checked(objective, x0, equality, inequality, sparsity, options)
+    x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options)
     n, dtype = x0.shape[0], x0.dtype
-    k = 0 if inequality is None else jax.eval_shape(lambda: jnp.atleast_1d(inequality(x0, params))).shape[0]
+    constraints = _Separate(equality, inequality) if constraints is None else constraints
+    problem = _Problem(objective, constraints, sparsity, n, _sizes(constraints, x0, params))
+    k = problem.m[1]
     xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
     dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
     du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
     dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
                "`inequality_lower` or `inequality_upper`.")
-    problem = _Problem(objective, equality, inequality, sparsity, n)
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
     s, sc, violation = _make_core(problem, options)(params, x0, (dl, du), lower_y, upper_y)
     x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured

@@ -58,23 +58,27 @@ def _compressed(fn, x, colours):
     return value, tangents
 
 
-def values_and_jacobians(f, c, d, x, sparsity: Sparsity | None):
-    """``(f, c, d)`` and ``(∇f, ∇c, ∇d)`` at ``x``."""
+def values_and_jacobians(f, cd, x, sparsity: Sparsity | None):
+    """``(f, c, d)`` and ``(∇f, ∇c, ∇d)`` at ``x``; `cd` gives ``(c, d)`` from one evaluation."""
     if sparsity is None:
         twice = lambda v: (v, v)  # noqa: E731 (the values as the aux output: the functions traced once)
-        jac, value = jax.jacfwd(lambda z: twice((f(z), c(z), d(z))), has_aux=True)(x)
+        jac, value = jax.jacfwd(lambda z: twice((f(z),) + tuple(cd(z))), has_aux=True)(x)
         return value, jac
     value_f, g = jax.value_and_grad(f)(x)
-    (vc, vd), (tc, td) = _compressed(lambda z: (c(z), d(z)), x, sparsity.jacobian_colours)
+    (vc, vd), (tc, td) = _compressed(lambda z: tuple(cd(z)), x, sparsity.jacobian_colours)
     compressed = jnp.concatenate([tc, td], axis=0)
     J = jnp.where(sparsity.jacobian_pattern, compressed[:, sparsity.jacobian_colours], 0.0)
     mc = vc.shape[0]
     return (value_f, vc, vd), (g, J[:mc], J[mc:])
 
 
-def hessian(f, c, d, x, lam_c, lam_d, sparsity: Sparsity | None):
-    """The Hessian of the Lagrangian ``f + λ_cᵀ c + λ_dᵀ d`` at ``x``."""
-    lagrangian = lambda z: f(z) + lam_c @ c(z) + lam_d @ d(z)  # noqa: E731
+def hessian(f, cd, x, lam_c, lam_d, sparsity: Sparsity | None):
+    """The Hessian of the Lagrangian ``f + λ_cᵀ c + λ_dᵀ d`` at ``x`` (`cd` as in :func:`values_and_jacobians`)."""
+
+    def lagrangian(z):
+        c, d = cd(z)
+        return f(z) + lam_c @ c + lam_d @ d
+
     if sparsity is None:
         return jax.hessian(lagrangian)(x)
     colours = sparsity.hessian_colours

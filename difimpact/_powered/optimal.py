@@ -259,12 +259,8 @@ def _objective(z, p: GaitProblem):
     return p.objective(z)
 
 
-def _equality(z, p: GaitProblem):
-    return p.equality(z)
-
-
-def _inequality(z, p: GaitProblem):
-    return p.inequality(z)
+def _constraints(z, p: GaitProblem):
+    return p.constraints(z)
 
 
 @eqx.filter_jit
@@ -274,7 +270,7 @@ def _solve(problem: GaitProblem, z0, options: NLPOptions, throw: bool) -> Optima
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
     has_ineq = d_lo is not None
-    sol = solve_nlp(_objective, z0, problem, equality=_equality, inequality=_inequality if has_ineq else None,
+    sol = solve_nlp(_objective, z0, problem, constraints=_constraints,
                     lower=lower, upper=upper, inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi,
                     sparsity=sparsity(problem), options=options, throw=throw)
     return _gait(problem, sol)

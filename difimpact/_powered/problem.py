@@ -124,12 +124,22 @@ class GaitProblem(eqx.Module):
         j = self.biped.joints
         return self.biped.heel_strike(x[-1, :j], x[-1, j:])
 
-    def equality(self, z):
+    def constraints(self, z):
+        """``(c, d)``: :meth:`equality` and :meth:`inequality` from one evaluation of the dynamics at every point
+        and of the heel strike (what the solver differentiates)."""
         x, u, T = self.unpack(z)
+        f, force = self._field(x, u)
+        rates_plus, sol = self.impact(z)
+        return self._equality(x, T, f, rates_plus), self._inequality(x, force, sol)
+
+    def equality(self, z):
+        """The collocation defects, the step's periodicity through the heel strike and relabelling, the swing
+        foot on the ground at the step's end (at the step length, or the speed's)."""
+        return self.constraints(z)[0]
+
+    def _equality(self, x, T, f, rates_plus):
         j = self.biped.joints
-        f, _ = self._field(x, u)
         parts = [collocation.defects(self.method, x, f, T).reshape(-1)]
-        rates_plus, _ = self.impact(z)
         parts += [x[0, :j] - self.biped.relabel(x[-1, :j]), x[0, j:] - rates_plus]
         foot = self.biped.swing_foot_position(x[-1, :j])
         parts.append(foot[1:])
@@ -140,8 +150,10 @@ class GaitProblem(eqx.Module):
         return jnp.concatenate(parts)
 
     def inequality(self, z):
-        """The inequalities ``d(z)`` with their bounds (:meth:`inequality_bounds`)."""
-        x, u, _ = self.unpack(z)
+        """The inequalities ``d(z)`` with their bounds (:meth:`inequality_bounds`), or ``None``."""
+        return self.constraints(z)[1]
+
+    def _inequality(self, x, force, sol):
         j = self.biped.joints
         parts = []
         if self.limit_pairs:
@@ -149,7 +161,6 @@ class GaitProblem(eqx.Module):
         if self.rate_pairs:
             parts.append((x[:, j:] @ self.limit_rows(self.rate_pairs).T).reshape(-1))
         if self.friction is not None:
-            _, force = self._field(x, u)
             parts += [force[:, 1], self.friction * force[:, 1] - force[:, 0], self.friction * force[:, 1] + force[:, 0]]
         if self.clearance is not None:
             parts.append(jax.vmap(self.biped.swing_foot_position)(x[1:-1, :j])[:, 1])
@@ -161,7 +172,6 @@ class GaitProblem(eqx.Module):
             else:
                 parts.append(jnp.reshape(-v1, (1,)))
         if self.lift_off == "impose":
-            _, sol = self.impact(z)
             parts.append(jnp.reshape(self.biped.lift_off_speed(sol), (1,)))
         return jnp.concatenate(parts) if parts else None
 
