@@ -33,7 +33,7 @@ class HumanIpopt:
         self.problem, n = problem, problem.size
         sp = sparsity(problem)
         m = jax.eval_shape(_constraints, problem, jnp.zeros(n)).shape[0]
-        neq = jax.eval_shape(problem.equality, jnp.zeros(n)).shape[0]
+        neq = jax.eval_shape(problem.constraints, jnp.zeros(n))[0].shape[0]
         jac, sp_j = _compressed(ca, sp.jacobian_colours, sp.jacobian_pattern)
         hess, sp_h = _compressed(ca, sp.hessian_colours, np.triu(sp.hessian_pattern))
         arr = lambda a: jnp.asarray(np.asarray(a, float).reshape(-1))
@@ -70,7 +70,7 @@ class HumanIpopt:
 
 
 def _constraints(problem, z):
-    return jnp.concatenate([problem.equality(z), problem.inequality(z)])
+    return jnp.concatenate(problem.constraints(z))  # both kinds from one evaluation of the dynamics
 
 
 def _lagrangian_gradient(problem, z, lf, lg):
