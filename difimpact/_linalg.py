@@ -130,8 +130,8 @@ def _substitute_each(factors, b):
 def _substitute(l, inv_d, b):
     """``x = L⁻ᵀ D⁻¹ L⁻¹ b``: forward substitution, scaling, back substitution. `b`'s rows are taken by one
     ``split``, whose transpose (in reverse mode) is one concatenation: indexing each row would transpose to a pad
-    of it into ``b``'s shape and a sum of ``n`` such, which XLA's CPU fusion emitters then evaluate per element
-    (under ``vmap`` and in second derivatives, 20× slower)."""
+    of it into ``b``'s shape and a sum of ``n`` such, which XLA's CPU fusion emitters then evaluate element by
+    element (``docs/performance.md``, "Optimal gaits")."""
     n = len(inv_d)
     rows = [r[0] for r in jnp.split(b, n)]
     y = []
