@@ -164,7 +164,8 @@ class HumanGaitProblem(eqx.Module):
         _, J, _ = tree.point_kinematics(flat[:N], flat[N:2 * N], "MH_R")
         rows.append(jnp.stack([tree.point_position(flat[:N], "MH_R")[1], J[1] @ flat[N:2 * N]]))
         t_end = parts[-1][0][-1, IT]
-        rows.append(jnp.stack([tree.point_position(q, "CAL_L")[1], self.step_length(z) - self.speed * t_end]))
+        heel = tree.point_position(q, "CAL_L")  # its x is the step length (:meth:`step_length`)
+        rows.append(jnp.stack([heel[1], heel[0] - self.speed * t_end]))
         return jnp.concatenate(rows)
 
     def path_rows(self) -> np.ndarray:

@@ -84,9 +84,8 @@ def _window(s: BandedStructure, band: Float[Array, "n w"]) -> Float[Array, "kl+1
     """The first step's window ``W[r, t] = A[r, t]`` (``r ≤ k_l``, ``t ≤ k_l + k_u``) from the row storage,
     ``A[r, t] = B[r, t − r + k_l]``."""
     r = np.arange(s.lower + 1)[:, None]
-    cols = np.arange(s.lower + s.upper + 1)[None, :] - r + s.lower
-    rows = jnp.pad(band, ((0, s.lower + 1), (0, 0)))
-    return jnp.where(cols < band.shape[1], rows[r, np.clip(cols, 0, band.shape[1] - 1)], 0.0)
+    cols = np.arange(s.lower + s.upper + 1)[None, :] - r + s.lower  # within 0 … 2k_l + k_u: the storage's width
+    return jnp.pad(band, ((0, s.lower + 1), (0, 0)))[r, cols]  # rows past n (a matrix smaller than the window): 0
 
 
 def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True) -> BandedLU:
