@@ -159,6 +159,31 @@ def resample(gait: HumanGait, problem: HumanGaitProblem) -> np.ndarray:
     return Z.reshape(-1)
 
 
+def _durations(value) -> Float[Array, "4 2"]:
+    """`duration_bounds` [s]: one ``(lower, upper)`` pair for every phase or one per phase, as ``(phases, 2)``,
+    checked: positive, finite, lower ≤ upper."""
+    names = [p.name for p in PHASES]
+    try:
+        arr = np.asarray(value, float) if not isinstance(value, (str, bytes)) else None
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None:
+        raise TypeError(f"`duration_bounds` must be (lower, upper) pairs of numbers [s], got {value!r}.")
+    if arr.shape not in ((2,), (len(PHASES), 2)):
+        raise ValueError(f"`duration_bounds` must be one (lower, upper) pair or {len(PHASES)} of them (phases "
+                         f"{names}), got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise ValueError(f"`duration_bounds` must be finite and positive [s], got {value!r}.")
+    bounds = positive("duration_bounds", np.broadcast_to(arr, (len(PHASES), 2)))
+    arr = np.asarray(bounds)
+    bad = np.flatnonzero(arr[:, 0] > arr[:, 1])
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"`duration_bounds` of phase {i} ({names[i]!r}): lower {arr[i, 0]:g} s exceeds upper "
+                         f"{arr[i, 1]:g} s.")
+    return bounds
+
+
 def make_problem(human, speed, *, segments, method, friction, torque_max, duration_bounds, tracking=None,
                  grading=1.0):
     instance("human", human, SevenLinkHuman)
@@ -171,7 +196,7 @@ def make_problem(human, speed, *, segments, method, friction, torque_max, durati
     if len(grading) != len(PHASES) or any(not isinstance(r, (int, float)) or not r > 0 for r in grading):
         raise ValueError(f"`grading` must be a positive number or {len(PHASES)} of them, got {grading!r}.")
     f = lambda name, v: positive(name, v, shape=())
-    bounds = positive("duration_bounds", np.broadcast_to(np.asarray(duration_bounds, float), (len(PHASES), 2)))
+    bounds = _durations(duration_bounds)
     return HumanGaitProblem(human, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
                             (bounds[:, 0], bounds[:, 1]), tracking, segments, method,
                             tuple(float(r) for r in grading))

@@ -35,6 +35,7 @@ non-physical forces.
 import importlib.resources
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -57,6 +58,9 @@ class MeasuredGait(eqx.Module):
     - `mean`, `sd` ``(n, 5)``: the right hip, knee, ankle angles [rad] in the model's convention and the ground's
       force ``(F_x, F_y)`` on the right foot [body weights], at ``100 j / n`` % of the cycle.
     - `cycle_time`, `cycle_time_sd` [s], `speed` [m/s].
+
+    The shapes are checked where it is made, and, where they are concrete, the values: finite, every SD and
+    the scalars positive (the tracking cost divides by the SDs).
     """
 
     mean: Float[Array, "n 5"]
@@ -64,6 +68,28 @@ class MeasuredGait(eqx.Module):
     cycle_time: Scalar
     cycle_time_sd: Scalar
     speed: Scalar
+
+    def __check_init__(self):
+        shape = np.shape(self.mean)
+        if len(shape) != 2 or shape[1] != len(SIGNALS) or shape[0] < 1:
+            raise ValueError(f"`mean` must have shape (n, {len(SIGNALS)}): one column per signal {SIGNALS}, got "
+                             f"shape {shape}.")
+        if np.shape(self.sd) != shape:
+            raise ValueError(f"`sd` must have the shape of `mean` {shape}, got {np.shape(self.sd)}.")
+        for name in ("cycle_time", "cycle_time_sd", "speed"):
+            if np.shape(getattr(self, name)) != ():
+                raise ValueError(f"`{name}` must be a scalar, got shape {np.shape(getattr(self, name))}.")
+        for name in ("mean", "sd", "cycle_time", "cycle_time_sd", "speed"):
+            value = getattr(self, name)
+            if isinstance(value, jax.core.Tracer):
+                continue
+            value = np.asarray(value, float)
+            if not np.all(np.isfinite(value)):
+                raise ValueError(f"`{name}` contains NaN or infinite entries.")
+            if name != "mean" and not np.all(value > 0):
+                i = int(np.flatnonzero(~(value > 0))[0]) if value.ndim else 0
+                where = f" (sample {i // len(SIGNALS)}, {SIGNALS[i % len(SIGNALS)]})" if value.ndim else ""
+                raise ValueError(f"`{name}` must be positive, got {value.flat[i]:g}{where}.")
 
     @property
     def step_time(self):
@@ -179,6 +205,7 @@ def tracking_gait(human=None, reference: MeasuredGait | None = None, *, angle_we
     print(round(float(gait.solution.value), 4))     # 1.6411 (IPOPT on the same problem: 1.6411)
     print(di.gait_agreement(gait)["knee"]["within"] >= 0.9)   # True: within ±1 SD over most of the cycle
     ```"""
+    _reference(reference)
     target = tracking_target(reference, angle_weight=angle_weight, grf_weight=grf_weight, time_weight=time_weight)
     human = SevenLinkHuman() if human is None else human
     return human_gait(human, target.reference.speed, tracking=target, **kwargs)
@@ -208,6 +235,10 @@ def agreement(gait, reference: MeasuredGait | None = None, points: int = 200) ->
     """Per signal of :data:`SIGNALS` over the :func:`cycle`: ``rms`` (root mean square of the difference to the
     measured mean; angles in degrees, forces in body weights) and ``within`` (the fraction of the cycle within the
     measured mean ± 1 SD)."""
+    if isinstance(gait, (str, bytes)) or not all(hasattr(gait, a) for a in ("t", "q", "grf", "problem")):
+        raise TypeError(f"`gait` must be a HumanGait (of `human_gait` or `human_tracking_gait`), got "
+                        f"{type(gait).__name__} {gait!r:.60}.")
+    _reference(reference)
     reference = winter_normal() if reference is None else reference
     p, y = cycle(gait, points)
     mean, sd = (np.asarray(a) for a in reference.at(jnp.asarray(p)))
@@ -215,3 +246,10 @@ def agreement(gait, reference: MeasuredGait | None = None, points: int = 200) ->
     scale = np.array([180.0 / np.pi] * 3 + [1.0, 1.0])
     return {name: {"rms": float(np.sqrt(np.mean(d[:, j] ** 2)) * scale[j]),
                    "within": float(np.mean(np.abs(d[:, j]) <= sd[:, j]))} for j, name in enumerate(SIGNALS)}
+
+
+def _reference(reference):
+    """`reference` must be a :class:`MeasuredGait` or ``None`` (Winter's cycle)."""
+    if reference is not None and not isinstance(reference, MeasuredGait):
+        raise TypeError(f"`reference` must be a MeasuredGait (e.g. `difimpact.winter_normal()`) or None (Winter's "
+                        f"normal cycle), got {type(reference).__name__} {reference!r:.60}.")

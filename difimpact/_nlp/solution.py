@@ -1,6 +1,7 @@
 """The outcomes, options and solution of :func:`~difimpact.solve_nlp`."""
 
 import equinox as eqx
+import jax
 import numpy as np
 
 from .._custom_types import Array, Float, Int, Scalar
@@ -38,24 +39,32 @@ deprecated_items(NLPResults, nonfinite_values="nonfinite")
 class NLPOptions(eqx.Module):
     """Options of the interior-point method (names and defaults after IPOPT's, Wächter & Biegler 2006).
 
-    - `tol`: the scaled optimality error ``E_0`` at which the solve stops (IPOPT's ``tol``, eq. 5).
-    - `max_steps`: the iteration limit.
-    - `mu_init`: the initial barrier parameter; `kappa_mu`, `theta_mu`: its superlinear decrease
-      $\\mu  \\leftarrow  max(tol/10, min(\\kappa_\\mu  \\mu, \\mu^{\\theta_\\mu}))$ (eq. 7); `tau_min`: the fraction-to-the-boundary floor (eq. 8).
-    - `bound_push`: how far inside its bounds a start is moved (IPOPT's ``bound_push``/``bound_frac``).
-    - `max_gradient`: the objective and each constraint row, where its gradient's max-norm at the start exceeds
-      it, are scaled down to it (IPOPT's ``nlp_scaling_max_gradient`` of its gradient-based scaling, §3.8);
-      `scale_constraints` ``False`` scales the objective alone. ``tol`` applies to the scaled problem; the
+    - `tol` ``> 0``: the scaled optimality error ``E_0`` at which the solve stops (IPOPT's ``tol``, eq. 5).
+      ``None`` (the default): ``max(1e-9, 100 ε)`` of the starting point's dtype, ``1e-9`` in float64 and
+      ``1.2e-5`` in float32. A `tol` below ``10 ε`` cannot be met in that dtype and is refused by
+      :func:`~difimpact.solve_nlp` (``ValueError``).
+    - `max_steps` ``≥ 1``: the iteration limit.
+    - `mu_init` ``> 0``: the initial barrier parameter; `kappa_mu` in ``(0, 1)``, `theta_mu` in ``(1, 2)``: its
+      superlinear decrease $\\mu  \\leftarrow  max(tol/10, min(\\kappa_\\mu  \\mu, \\mu^{\\theta_\\mu}))$ (eq. 7);
+      `tau_min` in ``(0, 1)``: the fraction-to-the-boundary floor (eq. 8).
+    - `bound_push` in ``(0, 0.5]``: how far inside its bounds a start is moved (IPOPT's ``bound_push`` and
+      ``bound_frac``, the latter at most ``0.5``: the middle of the bounds).
+    - `max_gradient` ``> 0``: the objective and each constraint row, where its gradient's max-norm at the start
+      exceeds it, are scaled down to it (IPOPT's ``nlp_scaling_max_gradient`` of its gradient-based scaling,
+      §3.8); `scale_constraints` ``False`` scales the objective alone. ``tol`` applies to the scaled problem; the
       solution's multipliers and violation are unscaled.
-    - `max_backtracks`: halvings of the step in the line search.
-    - `bound_relax_factor`: every finite bound of the variables and inequalities is relaxed by this factor times
-      ``max(1, |bound|)`` before the solve, so that a problem without a strict interior (a bound that an equality
-      also imposes, e.g. a time fixed at its lower bound 0) keeps one; the solution is then projected onto the
-      original bounds (IPOPT's ``bound_relax_factor`` and ``honor_original_bounds``; Wächter & Biegler 2006,
-      §3.5). ``0`` (no relaxation: active bounds hold exactly) by default; IPOPT's default is ``1e-8``.
+    - `max_backtracks` ``≥ 1``: halvings of the step in the line search.
+    - `bound_relax_factor` ``≥ 0``: every finite bound of the variables and inequalities is relaxed by this factor
+      times ``max(1, |bound|)`` before the solve, so that a problem without a strict interior (a bound that an
+      equality also imposes, e.g. a time fixed at its lower bound 0) keeps one; the solution is then projected
+      onto the original bounds (IPOPT's ``bound_relax_factor`` and ``honor_original_bounds``; Wächter & Biegler
+      2006, §3.5). ``0`` (no relaxation: active bounds hold exactly) by default; IPOPT's default is ``1e-8``.
+
+    Each option is checked where it is made (``ValueError``/``TypeError`` naming it) when it is a number; one
+    that is traced (an option passed through ``jax.jit``) is used as it is.
     """
 
-    tol: float = 1e-9
+    tol: float | None = None
     max_steps: int = 300
     mu_init: float = 0.1
     kappa_mu: float = 0.2
@@ -66,6 +75,21 @@ class NLPOptions(eqx.Module):
     scale_constraints: bool = True
     max_backtracks: int = 40
     bound_relax_factor: float = 0.0
+
+    def __check_init__(self):
+        if self.tol is not None:
+            _real("tol", self.tol, lambda v: v > 0, "positive")
+        _integer("max_steps", self.max_steps)
+        _real("mu_init", self.mu_init, lambda v: v > 0, "positive")
+        _real("kappa_mu", self.kappa_mu, lambda v: (v > 0) & (v < 1), "in (0, 1)")
+        _real("theta_mu", self.theta_mu, lambda v: (v > 1) & (v < 2), "in (1, 2)")
+        _real("tau_min", self.tau_min, lambda v: (v > 0) & (v < 1), "in (0, 1)")
+        _real("bound_push", self.bound_push, lambda v: (v > 0) & (v <= 0.5), "in (0, 0.5]")
+        _real("max_gradient", self.max_gradient, lambda v: v > 0, "positive")
+        _integer("max_backtracks", self.max_backtracks)
+        _real("bound_relax_factor", self.bound_relax_factor, lambda v: v >= 0, "non-negative")
+        if not isinstance(self.scale_constraints, (bool, np.bool_)):
+            raise TypeError(f"`scale_constraints` must be True or False, got {self.scale_constraints!r}.")
 
 
 class NLPSolution(eqx.Module):
@@ -88,6 +112,33 @@ class NLPSolution(eqx.Module):
     optimality_error: Scalar
     iterations: Int[Array, ""]
     result: NLPResults
+
+
+def _concrete(name: str, value, kind: str):
+    """`value` as a NumPy array of `kind` (``"f"`` real, ``"i"`` integer), or ``None`` where it is traced."""
+    if isinstance(value, jax.core.Tracer):
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, (int, float, np.number, np.ndarray, jax.Array)):
+        raise TypeError(f"`{name}` must be a number, got {value!r} ({type(value).__name__}).")
+    arr = np.asarray(value)
+    allowed = "iu" if kind == "i" else "iuf"
+    if arr.dtype == bool or arr.dtype.kind not in allowed:
+        raise TypeError(f"`{name}` must be {'an integer' if kind == 'i' else 'a real number'}, got {value!r}.")
+    return arr
+
+
+def _real(name: str, value, good, word: str):
+    """A real option, finite and `good` (every member of a batch of options); traced: not checked."""
+    arr = _concrete(name, value, "f")
+    if arr is not None and not np.all(np.isfinite(arr) & good(arr)):
+        raise ValueError(f"`{name}` must be finite and {word}, got {value!r}.")
+
+
+def _integer(name: str, value):
+    """An integer option ``≥ 1`` (a count); traced: not checked."""
+    arr = _concrete(name, value, "i")
+    if arr is not None and not np.all(arr >= 1):
+        raise ValueError(f"`{name}` must be at least 1, got {value!r}.")
 
 
 def failures(result: NLPResults) -> list[tuple[int, str]]:

@@ -12,12 +12,15 @@ $\bar p = -(\partial F/\partial p)^T [v; w]$ — never by differentiating the it
 and Stability Analysis in Nonlinear Programming*, 1983, Thm. 3.2.2; Amos & Kolter, *OptNet*, 2017, §3).
 """
 
+import dataclasses
 from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._check import _is_concrete
 from .._custom_types import Array, Float, Scalar
 from .._validation import as_float, check, flag, instance
 from . import newton
@@ -27,10 +30,14 @@ from .solution import NLPOptions, NLPResults, NLPSolution
 
 
 def _bounds(name, value, size, default, dtype):
+    """`value` (``None``: `default`; a scalar or ``(size,)``) as a ``(size,)`` array (its values are checked by
+    :func:`_ordered`)."""
     if value is None:
         return jnp.full((size,), default, dtype)
-    value = jnp.broadcast_to(as_float(name, value, finite=False), (size,)).astype(dtype)
-    return value
+    value = as_float(name, value, finite=False)
+    if value.shape not in ((), (size,)):
+        raise ValueError(f"`{name}` must be a scalar or shape ({size},), got {value.shape}.")
+    return jnp.broadcast_to(value, (size,)).astype(dtype)
 
 
 def _relaxed(lower, upper, factor):
@@ -184,11 +191,21 @@ def _checked(objective, x0, equality, inequality, constraints, sparsity, options
     return x0
 
 
-def _sizes(constraints, x0, params) -> tuple[int, int]:
-    """The numbers of equalities and of inequalities, after checking that `constraints` returns a pair."""
+def _sizes(objective, constraints, x0, params) -> tuple[int, int]:
+    """The numbers of equalities and of inequalities, after checking (by their shapes alone, nothing compiled)
+    that `objective` returns a scalar and `constraints` a pair of vectors (or scalars, or ``None``)."""
+    value = jax.eval_shape(objective, x0, params)
+    if not hasattr(value, "shape") or value.shape != ():
+        got = f"shape {value.shape}" if hasattr(value, "shape") else type(value).__name__
+        raise TypeError(f"`objective` must return a scalar f(x, params), got {got}.")
     out = jax.eval_shape(constraints, x0, params)
+    names = ("equality", "inequality") if isinstance(constraints, _Separate) else ("constraints",) * 2
     if not (isinstance(out, tuple | list) and len(out) == 2):
         raise TypeError(f"`constraints` must return a pair (c, d) (either None), got {out!r}.")
+    for name, kind, v in zip(names, ("c", "d"), out):
+        if v is not None and (not hasattr(v, "ndim") or v.ndim > 1):
+            got = f"shape {v.shape}" if hasattr(v, "shape") else type(v).__name__
+            raise TypeError(f"`{name}` must return a vector {kind}(x, params) (or a scalar, or None), got {got}.")
     return tuple(0 if v is None else 1 if v.ndim == 0 else v.shape[0] for v in out)
 
 
@@ -252,12 +269,15 @@ def solve_nlp(
     """
     x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options)
     n, dtype = x0.shape[0], x0.dtype
+    options = _tolerance(options, dtype)
     constraints = _Separate(equality, inequality) if constraints is None else constraints
-    problem = _Problem(objective, constraints, sparsity, n, _sizes(constraints, x0, params))
+    problem = _Problem(objective, constraints, sparsity, n, _sizes(objective, constraints, x0, params))
     k = problem.m[1]
     xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
+    xl = _ordered(xl, xu, ("lower", "upper"))
     dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
     du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
+    dl = _ordered(dl, du, ("inequality_lower", "inequality_upper"))
     dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
                "`inequality_lower` or `inequality_upper`.")
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
@@ -270,3 +290,38 @@ def solve_nlp(
     if flag("throw", throw):
         sol = sol.result.error_if(sol, sol.result != NLPResults.successful)
     return sol
+
+
+def _tolerance(options: NLPOptions, dtype) -> NLPOptions:
+    """`options` with `tol` for `dtype`: ``None`` becomes ``max(1e-9, 100 ε)``; a number below ``10 ε``, which
+    the iterations cannot reach in that precision (they would run to `max_steps`), is refused."""
+    eps = float(jnp.finfo(dtype).eps)
+    if options.tol is None:
+        return dataclasses.replace(options, tol=max(1e-9, 100 * eps))
+    if isinstance(options.tol, jax.core.Tracer):
+        return options
+    tol = np.asarray(options.tol)
+    if np.any(tol < 10 * eps):
+        raise ValueError(f"`options.tol` = {tol.min():g} is below what {jnp.dtype(dtype).name} resolves "
+                         f"(10 ε = {10 * eps:.1e}): the optimality error cannot get there. Use "
+                         f"`tol` ≥ {100 * eps:.1e} (or `tol=None`, the default, which picks it), or float64.")
+    return options
+
+
+def _ordered(lower, upper, names: tuple[str, str]):
+    """`lower`, checked against `upper` (of one shape) and both for NaN (no bound is ``±inf``), `names` theirs: in
+    Python with the first offending index where both are concrete (``ValueError``), else at run time."""
+    if _is_concrete(lower) and _is_concrete(upper):
+        for name, b in zip(names, (lower, upper)):
+            nan = np.flatnonzero(np.isnan(np.asarray(b)))
+            if nan.size:
+                raise ValueError(f"`{name}` is NaN at index {nan[0]}: a bound is a number, or ±inf for none.")
+        lo, hi = np.asarray(lower), np.asarray(upper)
+        bad = np.flatnonzero(lo > hi)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"`{names[0]}` exceeds `{names[1]}` at index {i} ({lo[i]:g} > {hi[i]:g}): the bounds "
+                             "admit no value.")
+        return lower
+    bad = jnp.any((lower > upper) | jnp.isnan(lower) | jnp.isnan(upper))
+    return check(lower, bad, f"`{names[0]}` exceeds `{names[1]}` (or either is NaN): the bounds admit no value.")

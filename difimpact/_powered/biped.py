@@ -73,6 +73,10 @@ class PoweredBiped(eqx.Module):
             _body(tree, a, "actuators/mirror"), _body(tree, b, "actuators/mirror")
         self.relabelling()  # raises where the mirror does not determine the joint angles
 
+    def __check_init__(self):
+        if self.stance_foot == self.swing_foot:
+            raise ValueError(f"`stance_foot` and `swing_foot` must be two points, got {self.stance_foot!r} for both.")
+
     @property
     def joints(self) -> int:
         """Number of joint coordinates ``θ`` (the model's coordinates less the base's two)."""

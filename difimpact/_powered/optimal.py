@@ -4,9 +4,13 @@ method of :func:`~difimpact.solve_nlp`, differentiable in the model's and the pr
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._check import _is_concrete
 from .._custom_types import Array, Float, Int, Scalar
 from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
+from .._nlp.solve import _ordered
+from .._tree.topology import _ancestry
 from .._validation import as_float, flag, instance, positive
 from . import collocation
 from .biped import PoweredBiped
@@ -62,13 +66,18 @@ class OptimalGait(eqx.Module):
 
 
 def _pair(name, value, size, dtype):
+    """A ``(lower, upper)`` pair of bounds (scalars or ``(size,)``; ``None``: unbounded) as two ``(size,)`` arrays,
+    checked: no NaN, lower ≤ upper."""
     if value is None:
         return jnp.full(size, -jnp.inf, dtype), jnp.full(size, jnp.inf, dtype)
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise TypeError(f"`{name}` must be a (lower, upper) pair, got {value!r}.")
-    lo, hi = (jnp.broadcast_to(as_float(f"{name}[{i}]", v, finite=False), (size,)).astype(dtype)
-              for i, v in enumerate(value))
-    return lo, hi
+    lo, hi = (as_float(f"{name}[{i}]", v, finite=False) for i, v in enumerate(value))
+    for i, v in enumerate((lo, hi)):
+        if v.shape not in ((), (size,)):
+            raise ValueError(f"`{name}[{i}]` must be a scalar or shape ({size},), got {v.shape}.")
+    lo, hi = (jnp.broadcast_to(v, (size,)).astype(dtype) for v in (lo, hi))
+    return _ordered(lo, hi, (f"{name}[0]", f"{name}[1]")), hi
 
 
 def _limits(name, limits, bodies, dtype):
@@ -85,7 +94,30 @@ def _limits(name, limits, bodies, dtype):
         pairs.append((item[0], item[1]))
         lo.append(as_float(f"{name} lower", item[2], finite=False, shape=()))
         hi.append(as_float(f"{name} upper", item[3], finite=False, shape=()))
-    return tuple(pairs), (jnp.stack(lo).astype(dtype), jnp.stack(hi).astype(dtype))
+    lo, hi = jnp.stack(lo).astype(dtype), jnp.stack(hi).astype(dtype)
+    return tuple(pairs), (_ordered(lo, hi, (f"{name} lower", f"{name} upper")), hi)
+
+
+def _reach(biped: PoweredBiped) -> float | None:
+    """The largest distance from the stance foot to the swing foot over all postures: the lengths of the rigid
+    segments on the tree's path between them, end to end (``None`` where the model's numbers are traced)."""
+    tree = biped.model.tree()
+    arrays = (tree.attach, tree.point_local, tree.point_radius)
+    if not all(_is_concrete(a) for a in arrays):
+        return None
+    attach, local, radius = (np.asarray(a, float) for a in arrays)
+    feet = [tree.point_index(p) for p in (biped.stance_foot, biped.swing_foot)]
+    chains = [_ancestry(tree.parent, tree.point_body[k]) for k in feet]
+    top = next((b for b in chains[0] if b in chains[1]), -1)  # the nearest common body; -1: the base
+    total, ends = 0.0, []
+    for k, chain in zip(feet, chains):
+        total += radius[k]
+        end = local[k]
+        for b in chain[:chain.index(top) if top >= 0 else len(chain)]:
+            total += np.hypot(*end)
+            end = attach[b] if tree.parent[b] >= 0 else np.zeros(2)  # a root's joint is the base
+        ends.append(end)
+    return float(total + np.hypot(*(ends[0] - ends[1])))
 
 
 def make_problem(biped, *, step_length, step_time, speed, method, segments, cost, normalise, angle_bounds,
@@ -108,11 +140,16 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         raise ValueError("`speed` needs `step_length` (the speed is the step length over the free step time).")
     j, k = biped.joints, biped.controls
     bodies = biped.model.tree().body_names
+    opt = lambda name, v: None if v is None else positive(name, v, shape=()).astype(dtype)  # noqa: E731
+    step_length = opt("step_length", step_length)
+    reach = None if step_length is None or not _is_concrete(step_length) else _reach(biped)
+    if reach is not None and float(step_length) > reach:
+        raise ValueError(f"`step_length` = {float(step_length):g} m is longer than the walker can span: its feet "
+                         f"are at most {reach:.4g} m apart (every segment between them straight).")
     pairs, limits = _limits("joint_limits", joint_limits, bodies, dtype)
     rate_pairs, rate_limits = _limits("rate_limits", rate_limits, bodies, dtype)
-    opt = lambda name, v: None if v is None else positive(name, v, shape=()).astype(dtype)  # noqa: E731
     return GaitProblem(
-        biped=biped, step_length=opt("step_length", step_length), step_time=opt("step_time", step_time),
+        biped=biped, step_length=step_length, step_time=opt("step_time", step_time),
         speed=opt("speed", speed), angle_bounds=_pair("angle_bounds", angle_bounds, j, dtype),
         rate_bounds=_pair("rate_bounds", rate_bounds, j, dtype),
         torque_bounds=_pair("torque_bounds", torque_bounds, k, dtype),
@@ -206,7 +243,8 @@ def optimal_gait(
     - `guess`: the joint angles ``θ_0`` just after heel strike ``(j,)`` — the start is Kelly's guess from it
       (linear to the posture whose relabelling is ``θ_0``, zero torques) — or an :class:`OptimalGait` (a warm
       start; from another mesh or method its solution is interpolated onto this one).
-    - `step_length` [m]: where the swing foot strikes (``None``: free).
+    - `step_length` [m]: where the swing foot strikes (``None``: free), at most the walker's reach (the segments
+      between its feet end to end).
     - `step_time` [s] (fixed), or `speed` [m/s] (the step time is then free, within `time_bounds`).
     - `method`: ``"hermite-simpson"`` (separated form) or ``"trapezoid"``; `segments`: the mesh.
     - `cost`: ``"torque-squared"`` (``∫Σu² dt``) or ``"positive-work"`` (``∫Σ max(0, uω) dt``, smoothed by
