@@ -15,7 +15,7 @@ from .._validation import count, flag, instance, tolerance
 from .._models.walker import AbstractWalker
 from .branch import BranchPoint, first_failure, GaitBranch
 from .detect import _TESTS, _lift_off_test, _locate
-from .fixed_point import newton
+from .fixed_point import checked_guess, newton
 from .stability import multipliers
 from .stride import GaitResults, StanceTolerances, stride
 
@@ -242,7 +242,7 @@ def _check(make_walker, x0, p, options, period):
     x0 = np.asarray(x0, dtype=float)
     if x0.shape != (walker.section_size,):
         raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
-    return x0
+    return checked_guess(walker, x0)
 
 
 def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: float, p1: float, *,
@@ -287,7 +287,8 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     - `make_walker`: ``p ↦`` an :class:`~difimpact.AbstractWalker`; a function (held static by the jit) or a
       pytree such as ``jax.tree_util.Partial`` whose array leaves are traced, so that families differing only in
       those arrays share one compilation.
-    - `x0`: guess of the fixed point at `p0`; `p0`, `p1`: start and end of the parameter range.
+    - `x0`: guess of the fixed point at `p0` (finite, the stance leg above the ground: ``|θ0| < π/2``); `p0`,
+      `p1`: start and end of the parameter range.
     - `period`: ``k``, the number of steps of the gait.
     - `step`: first arclength step ``‖Δ(x, p)‖`` (default ``|p1 − p0| / 20``; its sign is ignored); `min_step`
       (default ``|step| / 256``), `max_step` (default ``4 |step|``).

@@ -6,6 +6,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import lineax as lx
+import numpy as np
 import optimistix as optx
 from jaxtyping import PyTree
 
@@ -169,6 +170,25 @@ def stride_power(walker: AbstractWalker, x: Float[Array, " k"], period: int = 1,
     return _steps(walker, x, period, options)[0].x[-1]
 
 
+def checked_guess(walker: AbstractWalker, x0: Float[Array, " k"]) -> Float[Array, " k"]:
+    """`x0`, a gait search's guess, after checking it where it is concrete (outside ``jit``/``vmap``): finite, and
+    with its stance leg above the ground, ``|θ0| < π/2`` (:meth:`AbstractWalker.from_section`). A first step from
+    a guess outside that range falls at once, and no gait is near it."""
+    if isinstance(x0, jax.core.Tracer):
+        return x0
+    values, names = np.asarray(x0), ", ".join(walker.section_names)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"`x0` = {values} ({names}) must be finite: it is the guess of a gait's section state.")
+    stance = walker.from_section(x0)[0][0]
+    if not isinstance(stance, jax.core.Tracer) and not abs(float(stance)) < 0.5 * np.pi:
+        angle = walker.coordinate_names[2] if len(walker.coordinate_names) > 2 else "θ0"
+        raise ValueError(
+            f"`x0` = {values} ({names}) is outside the walker's range: its stance-leg angle {angle} = "
+            f"{float(stance):.6g} rad is not within (-π/2, π/2) (the leg would lie on or under the ground), so no "
+            "gait is near it; start from a posture with the stance leg above the ground, near a known gait.")
+    return x0
+
+
 def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float | None = None,
                   atol: float | None = None, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
                   throw: bool = True) -> PeriodicGait:
@@ -187,7 +207,8 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
 
     **Arguments:**
 
-    - `walker`: an :class:`~difimpact.AbstractWalker`; `x0`: the initial guess ``(k,)``.
+    - `walker`: an :class:`~difimpact.AbstractWalker`; `x0`: the initial guess ``(k,)``, finite and with the
+      stance leg above the ground, ``|θ0| < π/2`` (checked where `x0` is concrete: ``ValueError``).
     - `period`: 1 (a fixed point of ``P``) or more (of $P^p$: period doubling).
     - `rtol`, `atol`: Newton's tolerances on ``x`` (default ``max(10⁻¹¹, 100 ε)`` of `x0`'s dtype: ``10⁻¹¹`` in
       float64, ``1.2·10⁻⁵`` in float32, where a stride is no more accurate); `max_steps`: its iteration limit.
@@ -218,6 +239,7 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
     if x0.shape != (walker.section_size,):
         raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
+    x0 = checked_guess(walker, x0)
     default = max(1e-11, 100 * float(jnp.finfo(x0.dtype).eps))
     rtol = default if rtol is None else tolerance("rtol", rtol, below=1.0)
     atol = default if atol is None else tolerance("atol", atol)

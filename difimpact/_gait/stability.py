@@ -98,6 +98,16 @@ def multipliers(jacobian: Float[Array, "k k"]) -> Complex[Array, " k"]:
     return eigenvalues(jacobian) if jacobian.shape[0] <= 3 else eigvals(jacobian)
 
 
+def _jacobian(gait) -> Float[Array, "k k"]:
+    """The stride map's Jacobian that `gait` carries (a :class:`PeriodicGait`'s `jacobian`)."""
+    if not hasattr(gait, "jacobian"):
+        raise TypeError(f"`gait` must be a PeriodicGait (from `periodic_gait`), which carries its stride map's "
+                        f"Jacobian; got {type(gait).__name__}. A powered gait (an OptimalGait of `optimal_gait` or "
+                        "`kelly_gait`) has no passive stride map: its stability is that of the closed loop that "
+                        "tracks it, `tracking_floquet(gait, kp=..., kd=...)`.")
+    return gait.jacobian
+
+
 def floquet_multipliers(gait: PeriodicGait, *deprecated: PeriodicGait,
                         options: StanceTolerances | None = None) -> Complex[Array, " k"]:
     """Floquet multipliers of a periodic gait: the :func:`multipliers` of the Jacobian
@@ -108,13 +118,13 @@ def floquet_multipliers(gait: PeriodicGait, *deprecated: PeriodicGait,
     ``floquet_multipliers(walker, gait, options=...)`` is deprecated (a ``DeprecationWarning``): the gait
     carries its Jacobian and its options. Given `options`, that form differentiates the steps again with them."""
     if not isinstance(gait, AbstractWalker) and not deprecated and options is None:
-        return multipliers(gait.jacobian)
+        return multipliers(_jacobian(gait))
     warnings.warn("`floquet_multipliers(walker, gait, options=...)` is deprecated: the gait carries its stride "
                   "map's Jacobian and its options; call `floquet_multipliers(gait)` (or `stride_jacobian(walker, "
                   "gait, options=...)` for other tolerances).", DeprecationWarning, stacklevel=2)
     walker, gait = (gait, deprecated[0]) if deprecated else (None, gait)
     if options is None:
-        return multipliers(gait.jacobian)
+        return multipliers(_jacobian(gait))
     if walker is None:
         raise TypeError("`floquet_multipliers(gait, options=...)`: other tolerances need the walker; call "
                         "`multipliers(stride_jacobian(walker, gait, options=...))`.")

@@ -17,7 +17,7 @@ from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velo
 from .._linalg import full_precision, solve_lu
 from .._models.base import AbstractPlanarModel
 from .._results import error_if_failed
-from .._validation import as_float, check, flag, instance, names, positive
+from .._validation import _is_number, as_float, check, flag, instance, names, positive
 from .constrained import _keep
 from .ground import _unit_masses, impact
 from .ground_options import traced_values
@@ -109,7 +109,29 @@ def _pushoff_velocity(M: MassMatrix, g: Velocity, unit_masses: MassMatrix
     return dq[:, 0], unresisted, ~determined
 
 
-@python_edge(traced_values)
+def _traced_numbers(*args, **kwargs) -> tuple[tuple, dict]:
+    """The arguments of :func:`pushoff_impact` with the collision's values traced (:func:`traced_values`), an
+    `impulse` that is a Python number as a checked float array, and `q`, `qdot_minus` given as lists or tuples of
+    numbers as float arrays: ``eqx.filter_jit`` makes Python numbers compile-time constants, so each new value
+    would compile a new program; arrays are traced, and one program serves every value."""
+    args, kwargs = traced_values(*args, **kwargs)
+    args = list(args)
+    for i, name in ((1, "q"), (2, "qdot_minus"), (3, "impulse")):
+        value = args[i] if len(args) > i else kwargs.get(name)
+        if name == "impulse" and _is_number(value):
+            value = positive(name, value, allow_zero=True, shape=())
+        elif isinstance(value, (list, tuple)):
+            value = as_float(name, value)
+        else:
+            continue
+        if len(args) > i:
+            args[i] = value
+        else:
+            kwargs[name] = value
+    return tuple(args), kwargs
+
+
+@python_edge(_traced_numbers)
 @full_precision
 def pushoff_impact(
     model: AbstractPlanarModel,
@@ -150,7 +172,9 @@ def pushoff_impact(
     **Arguments:**
 
     - `model`, `q`, `qdot_minus`: as in :func:`~difimpact.impact` (velocities before the push-off).
-    - `impulse`: ``P ≥ 0`` [N s], a scalar: a push-off pushes (a pull would be ``P < 0``). Differentiable.
+    - `impulse`: ``P ≥ 0`` [N s], a scalar: a push-off pushes (a pull would be ``P < 0``). Differentiable; a
+      Python number is traced like an array (as are `q` and `qdot_minus` given as lists), so one compiled program
+      serves every value.
     - `stance`, `toward`: the pushing point and the point it pushes toward, different points of `model`; for a
       massless leg `toward` must be the point where the leg meets a mass (the impulse must be resisted).
       `stance` may not be a contact of the collision.

@@ -115,6 +115,24 @@ class _Joint(NamedTuple):
     held: dict  # locked coordinates: name ↦ default value
 
 
+def _locked(coordinate) -> bool:
+    """Whether OpenSim holds `coordinate` at its ``<default_value>``: its ``<locked>`` read as OpenSim reads a
+    boolean (``true`` or ``false`` in any case, ``1`` or ``0``; absent: free). A ``locked`` attribute, which
+    OpenSim ignores (the coordinate stays free there), is refused rather than guessed at."""
+    where = f"coordinate {coordinate.get('name')!r}"
+    if coordinate.get("locked") is not None:
+        raise ValueError(f"{where} has the attribute locked={coordinate.get('locked')!r}, which OpenSim does not "
+                         "read (the coordinate would be free): to hold it at its <default_value>, write "
+                         "<locked>true</locked> inside the <Coordinate>; to keep it free, remove the attribute.")
+    text = coordinate.findtext("locked")
+    word = (text or "").strip().lower()
+    if word in ("true", "1"):
+        return True
+    if word in ("", "false", "0"):
+        return False
+    raise ValueError(f"{where} <locked> must be true or false, got {text!r}.")
+
+
 def _joints(model, known) -> list[_Joint]:
     objects = model.find("JointSet/objects")
     if objects is None:
@@ -129,7 +147,7 @@ def _joints(model, known) -> list[_Joint]:
                                  f"of the model (nor the ground).")
         held = {c.get("name"): scalar(c.findtext("default_value"), f"coordinate {c.get('name')!r} <default_value>",
                                       default=0.0)
-                for c in joint.iter("Coordinate") if (c.findtext("locked") or "").strip() == "true"}
+                for c in joint.iter("Coordinate") if _locked(c)}
         out.append(_Joint(joint.get("name"), parent, child, pf, cf, _axes(joint), held))
     return out
 
@@ -250,9 +268,13 @@ def from_osim(source, *, points=None, moving_centres: Mapping[str, float] | None
 
     **Returns:** a :class:`~difimpact.TreeModel`.
 
+    A locked coordinate (``<locked>true</locked>``, read as OpenSim reads it: ``true`` or ``1`` in any case) is
+    not a coordinate of the model: its joint is welded at the coordinate's ``default_value``.
+
     Raises ``ValueError`` naming what is not planar: a ball, gimbal, universal or free joint, a rotation about
     another axis, a coupled translation (unless held), any constraint (a coordinate coupler such as a patella, a
-    closed loop); and naming the element of a malformed file.
+    closed loop); and naming the element of a malformed file (a ``<locked>`` that is not a boolean, or a
+    ``locked="true"`` attribute, which OpenSim ignores).
 
     **Example:**
 
