@@ -29,6 +29,7 @@ import numpy as np
 
 from .._custom_types import Array, Float, Scalar
 from .._models.seven_link_human import SevenLinkHuman
+from .._nlp.matrix import Pattern
 from .._nlp.sparsity import Sparsity
 from .._powered import collocation
 from . import phases as ph
@@ -244,15 +245,13 @@ def defects(method: str, x, f, h) -> Float[Array, "D s"]:
 def sparsity(problem: HumanGaitProblem) -> Sparsity:
     """The derivatives' sparsity, in the row order of `equality` then `inequality`: a row meets the points of its
     segment, its two phases' boundary points, or one point (the last: the heel strike and the step); the Hessian
-    of the Lagrangian is block diagonal per point."""
+    of the Lagrangian is block diagonal per point. Built from the layout by its nonzeros, ``O(nnz)``."""
     G, o = problem.offsets[-1], problem.offsets
-    rows = []
+    block = np.arange(G * B).reshape(G, B)
+    rows = []  # each row's columns
 
     def row(pts, count=1):
-        r = np.zeros(G * B, bool)
-        for p in pts:
-            r[p * B:(p + 1) * B] = True
-        rows.extend([r] * count)
+        rows.extend([block[list(pts)].reshape(-1)] * count)
 
     hs = problem.method == "hermite-simpson"
     for p, n in enumerate(problem.segments):
@@ -269,11 +268,9 @@ def sparsity(problem: HumanGaitProblem) -> Sparsity:
     for i in problem.path_rows():
         row((i // 16,))
     row((G - 1,), 3)
-    pattern = np.stack(rows)
+    pattern = Pattern(np.repeat(np.arange(len(rows)), [r.size for r in rows]), np.concatenate(rows),
+                      (len(rows), G * B))
     jc = np.zeros(G * B, int)
-    for p in range(G):
-        jc[p * B:(p + 1) * B] = (4 if p == G - 1 else p % 4) * B + np.arange(B)
-    hp = np.zeros((G * B, G * B), bool)
-    for p in range(G):
-        hp[p * B:(p + 1) * B, p * B:(p + 1) * B] = True
+    jc[block] = np.where(np.arange(G) == G - 1, 4, np.arange(G) % 4)[:, None] * B + np.arange(B)
+    hp = Pattern(np.repeat(block, B, axis=1).reshape(-1), np.tile(block, (1, B)).reshape(-1), (G * B, G * B))
     return Sparsity(jc, pattern, np.tile(np.arange(B), G), hp, np.zeros(G * B, bool))

@@ -12,6 +12,8 @@ Row ``i`` of the storage ``B`` holds ``A[i, i - k_l : i + k_l + k_u + 1]``; the 
 in the rows where they were computed, and the row exchanges are replayed in the solve (as LAPACK does).
 """
 
+import collections
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -19,27 +21,34 @@ import numpy as np
 
 from .._custom_types import Array, Float, Int
 from .dense import swap_rows
+from .matrix import Pattern
 
 
-def reverse_cuthill_mckee(pattern: np.ndarray) -> np.ndarray:
-    """A symmetric ordering of the ``n × n`` `pattern` (made symmetric) with a small bandwidth."""
-    sym = pattern | pattern.T
-    n = sym.shape[0]
-    degree = sym.sum(axis=1)
+def reverse_cuthill_mckee(pattern) -> np.ndarray:
+    """A symmetric ordering of the ``n × n`` `pattern` (a boolean array or a :class:`~.matrix.Pattern`, made
+    symmetric) with a small bandwidth: breadth-first from a node of least degree, neighbours by increasing degree,
+    reversed. ``O(nnz log nnz)``: the adjacency is read row by row from the sorted nonzeros, never as a dense
+    row."""
+    p = pattern if isinstance(pattern, Pattern) else Pattern.of(pattern)
+    n = p.shape[0]
+    sym = Pattern(np.concatenate([p.rows, p.cols]), np.concatenate([p.cols, p.rows]), (n, n))
+    degree = sym.row_counts()
+    indptr = np.concatenate([[0], np.cumsum(degree)])
     order, seen = [], np.zeros(n, bool)
     for start in np.argsort(degree, kind="stable"):
         if seen[start]:
             continue
         seen[start] = True
-        queue = [start]
+        queue = collections.deque([start])
         while queue:
-            node = queue.pop(0)
+            node = queue.popleft()
             order.append(node)
-            neighbours = [k for k in np.flatnonzero(sym[node]) if not seen[k]]
-            for k in sorted(neighbours, key=lambda k: degree[k]):
-                seen[k] = True
-                queue.append(k)
-    return np.asarray(order[::-1])
+            neighbours = sym.cols[indptr[node]:indptr[node + 1]]
+            neighbours = neighbours[~seen[neighbours]]
+            neighbours = neighbours[np.argsort(degree[neighbours], kind="stable")]
+            seen[neighbours] = True
+            queue.extend(neighbours.tolist())
+    return np.asarray(order[::-1], dtype=np.int64)
 
 
 class BandedStructure(eqx.Module):
@@ -50,15 +59,31 @@ class BandedStructure(eqx.Module):
     upper: int = eqx.field(static=True)
 
     @classmethod
-    def of(cls, pattern: np.ndarray) -> "BandedStructure":
-        perm = reverse_cuthill_mckee(np.asarray(pattern, bool))
-        p = np.asarray(pattern, bool)[np.ix_(perm, perm)]
-        i, j = np.nonzero(p | np.eye(p.shape[0], dtype=bool))
-        return cls(tuple(int(k) for k in perm), int(max(0, np.max(i - j))), int(max(0, np.max(j - i))))
+    def of(cls, pattern) -> "BandedStructure":
+        """From a boolean array or a :class:`~.matrix.Pattern` (square), in ``O(nnz log nnz)``."""
+        p = pattern if isinstance(pattern, Pattern) else Pattern.of(pattern)
+        perm = reverse_cuthill_mckee(p)
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(perm.size)
+        i, j = inverse[p.rows], inverse[p.cols]
+        return cls(tuple(int(k) for k in perm), int(max(0, np.max(i - j, initial=0))),
+                   int(max(0, np.max(j - i, initial=0))))
 
     @property
     def width(self) -> int:
         return 2 * self.lower + self.upper + 1
+
+    def positions(self, rows, cols) -> np.ndarray:
+        """Where the entries ``(rows, cols)`` (unpermuted) lie in the flattened band storage ``B`` (row ``i``
+        of the permuted matrix holds ``A[i, i − k_l : i + k_l + k_u + 1]``)."""
+        perm = np.asarray(self.perm)
+        inverse = np.empty_like(perm)
+        inverse[perm] = np.arange(perm.size)
+        i, j = inverse[np.asarray(rows)], inverse[np.asarray(cols)]
+        offset = j - i + self.lower
+        if np.any((i - j > self.lower) | (j - i > self.upper)):
+            raise ValueError("BandedStructure: an entry outside the band.")
+        return (i * self.width + offset).astype(np.int64)
 
 
 class BandedLU(eqx.Module):

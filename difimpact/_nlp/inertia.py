@@ -26,15 +26,19 @@ from jax.custom_batching import custom_vmap
 from .._custom_types import Array, Bool, Float
 from . import banded
 from .dense import _batched
+from .matrix import SparseMatrix
 
 _RHO = 1e6
+
+
+def _penalty(w_max, j_max_squared):
+    return _RHO * jnp.maximum(1.0, w_max) / jnp.where(j_max_squared > 0, j_max_squared, 1.0)
 
 
 def penalty(W: Float[Array, "n n"], Jc: Float[Array, "mc n"]) -> Float[Array, ""]:
     """``ρ`` of the augmented-Lagrangian test, scaled by the Hessian ``W`` (the rest of ``A`` is positive
     semidefinite, and a barrier weight of ``10¹⁰`` must not make ``ρ J_cᵀ J_c`` swamp ``W``'s curvature)."""
-    jmax = jnp.max(jnp.square(Jc), initial=0.0)
-    return _RHO * jnp.maximum(1.0, jnp.max(jnp.abs(W))) / jnp.where(jmax > 0, jmax, 1.0)
+    return _penalty(jnp.max(jnp.abs(W)), jnp.max(jnp.square(Jc), initial=0.0))
 
 
 def _loop_pivots(a):
@@ -79,12 +83,15 @@ def dense(A: Float[Array, "n n"], Jc: Float[Array, "mc n"], W: Float[Array, "n n
     return jnp.all(jnp.isfinite(d) & (d > 0))
 
 
-def band(s: banded.BandedStructure, A: Float[Array, "n n"], Jc: Float[Array, "mc n"],
-         W: Float[Array, "n n"]) -> Bool[Array, ""]:
+def band(assembly, a_values, Jc: SparseMatrix, W: SparseMatrix) -> Bool[Array, ""]:
     """Whether ``T = [[A, J_cᵀ], [J_c, −I/ρ]]`` has exactly ``m_c`` negative pivots and no zero pivot, by
-    elimination without pivoting in the band ordering."""
-    mc, Jc = Jc.shape[0], _normalised(Jc)
-    T = jnp.block([[A, Jc.T], [Jc, -jnp.eye(mc, dtype=A.dtype) / penalty(W, Jc)]])
-    f = banded.factor(s, banded.to_band(s, T), pivoting=False)
+    elimination without pivoting in the band ordering; ``A`` given by its values in `assembly`'s order
+    (:class:`~.newton.Assembly`), ``J_c``'s rows normalised as in :func:`dense`."""
+    r = Jc.row_abs_max()
+    rows = Jc.pattern.rows
+    jc = Jc.values / jnp.where(r > 0, r, 1.0)[rows]
+    rho = _penalty(W.abs_max(), jnp.max(jnp.square(jc), initial=0.0))
+    s = assembly.band
+    f = banded.factor(s, assembly.storage(a_values, jc, -1.0 / rho), pivoting=False)
     d = f.band[:, s.lower]
-    return jnp.all(jnp.isfinite(d) & (d != 0)) & (jnp.sum(d < 0) == mc)
+    return jnp.all(jnp.isfinite(d) & (d != 0)) & (jnp.sum(d < 0) == Jc.shape[0])

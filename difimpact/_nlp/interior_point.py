@@ -29,11 +29,13 @@ from .._custom_types import Array, Bool, Float, Int, Scalar
 from . import newton, restoration
 from .filter import Filter, search
 from .solution import NLPOptions, NLPResults
-from .sparsity import hessian, values_and_jacobians
+from .matrix import AbstractMatrix
+from .sparsity import hessian, values_and_jacobians, zero_hessian
 
 _KAPPA_CURVATURE = 1e-10  # the curvature test's κ
 _KAPPA_SIGMA = 1e10  # the bound multipliers' safeguard (IPOPT's κ_Σ, eq. 16)
 _MAX_REGULARISATIONS = 24
+_MAX_BARRIER_UPDATES = 64
 
 
 class Scaled(eqx.Module):
@@ -103,13 +105,13 @@ class Linearisation(eqx.Module):
     f: Scalar
     g: Float[Array, " N"]
     h: Float[Array, " M"]
-    Jc: Float[Array, "mc n"]
-    Jd: Float[Array, "md n"]
+    Jc: AbstractMatrix
+    Jd: AbstractMatrix
 
     def jacobian_transpose(self, lam):
         """``∇hᵀ λ`` over ``y = (x, s)``."""
         mc = self.Jc.shape[0]
-        return jnp.concatenate([self.Jc.T @ lam[:mc] + self.Jd.T @ lam[mc:], -lam[mc:]])
+        return jnp.concatenate([self.Jc.rmv(lam[:mc]) + self.Jd.rmv(lam[mc:]), -lam[mc:]])
 
 
 def linearise(p: Scaled, y, evaluated=None) -> Linearisation:
@@ -157,7 +159,7 @@ def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,
                           newton.structure(p.sparsity, lin.Jc.shape[0]), test_inertia=True)
         d, lam = newton_solve(R, p, lin, rhs)
-        curvature = d[:n] @ (W @ d[:n]) + d @ ((sigma + delta_w) * d)
+        curvature = d[:n] @ W.mv(d[:n]) + d @ ((sigma + delta_w) * d)
         singular = R.lu.min_pivot < 1e-30
         ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & R.inertia & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(
             jnp.isfinite(lam))
@@ -200,8 +202,12 @@ def _barrier_update(p: Scaled, s: State, lin: Linearisation, options: NLPOptions
     def solved(mu):
         return (optimality_error(p, s.y, s.lam, s.zl, s.zu, mu, lin) <= 10.0 * mu) & ~s.restoring & (mu > floor)
 
-    mu = jax.lax.while_loop(
-        solved, lambda mu: jnp.maximum(floor, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), s.mu)
+    def decrease(c):
+        mu, k = c
+        return jnp.maximum(floor, jnp.minimum(options.kappa_mu * mu, mu**options.theta_mu)), k + 1
+
+    # bounded: μ falls at least by κ_μ a turn to the floor, and never more than _MAX_BARRIER_UPDATES turns
+    mu, _ = jax.lax.while_loop(lambda c: solved(c[0]) & (c[1] < _MAX_BARRIER_UPDATES), decrease, (s.mu, 0))
     return mu, jax.tree.map(lambda a, b: jnp.where(mu < s.mu, a, b), s.filter.reset(), s.filter)
 
 
@@ -250,7 +256,7 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     sl, su = p.slacks(y)
     sigma = p.sigma(y, zl, zu)
     rhs = -jnp.concatenate([p.barrier_gradient(jnp.where(s.restoring, 0.0, lin.g), y, mu), lin.h])
-    R, d, lam_plus, delta, regular = _newton(p, restoration.proximity(W, s.restoring, mu), lin, sigma, rhs,
+    R, d, lam_plus, delta, regular = _newton(p, W.with_identity(s.restoring, jnp.sqrt(mu)), lin, sigma, rhs,
                                              s.delta, mu)
     dzl = jnp.where(p.has_lower, mu / sl - zl - zl / sl * d, 0.0)
     dzu = jnp.where(p.has_upper, mu / su - zu + zu / su * d, 0.0)
@@ -263,8 +269,8 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     sl_new, su_new = p.slacks(y_new)
     zl_new = jnp.where(p.has_lower, jnp.clip(zl_new, mu / (_KAPPA_SIGMA * sl_new), _KAPPA_SIGMA * mu / sl_new), 0.0)
     zu_new = jnp.where(p.has_upper, jnp.clip(zu_new, mu / (_KAPPA_SIGMA * su_new), _KAPPA_SIGMA * mu / su_new), 0.0)
-    finite = jnp.all(jnp.isfinite(lin.g)) & jnp.all(jnp.isfinite(lin.h)) & jnp.all(jnp.isfinite(lin.Jc)) & jnp.all(
-        jnp.isfinite(lin.Jd)) & jnp.all(jnp.isfinite(W))
+    finite = (jnp.isfinite(lin.f) & jnp.all(jnp.isfinite(lin.g)) & jnp.all(jnp.isfinite(lin.h))
+              & lin.Jc.all_finite() & lin.Jd.all_finite() & W.all_finite())
     step = s.step + 1
     failed = NLPResults.where(~ok, _failure(lin.h, options), NLPResults.iteration_limit)
     result = NLPResults.where(converged, NLPResults.successful,
@@ -311,7 +317,7 @@ def start(p: Scaled, y0, options: NLPOptions, evaluated=None) -> State:
     one = jnp.ones_like(y)
     zl, zu = jnp.where(p.has_lower, one, 0.0), jnp.where(p.has_upper, one, 0.0)
     lin = linearise(p, y, evaluated)
-    R = newton.factor(jnp.zeros((p.n, p.n), y.dtype), lin.Jc, lin.Jd, one[:p.n], one[p.n:], 0.0, 0.0,
+    R = newton.factor(zero_hessian(p.sparsity, p.n, y.dtype), lin.Jc, lin.Jd, one[:p.n], one[p.n:], 0.0, 0.0,
                       newton.structure(p.sparsity, lin.Jc.shape[0]))
     lam = restoration.least_squares_multipliers(lambda r: newton_solve(R, p, lin, r), lin.g, zl, zu, lin.h)
     mu = jnp.asarray(options.mu_init, y.dtype)

@@ -15,6 +15,11 @@ $$\begin{bmatrix} W + Σ_x + δ_w + J_d^T E J_d & J_c^T \\ J_c & -δ_c \end{bmat
 
 one factorisation of size ``n + m_c`` whatever the number of inequalities: banded (:mod:`.banded`) where the
 problem's sparsity makes it so, dense (:mod:`.dense`) otherwise.
+
+With a sparsity the reduced matrix is never formed dense: its band storage is assembled from the nonzeros by one
+scatter (:class:`Assembly`, positions fixed when the program is traced), ``J_dᵀ E J_d`` from the products of the
+nonzeros that share a row of ``J_d``. Host and program cost ``O(nnz(W) + nnz(J_c) + Σ_r k_r^2)`` (``k_r`` the
+nonzeros of row ``r`` of ``J_d``) besides the factorisation, linear in the mesh.
 """
 
 import functools
@@ -26,67 +31,124 @@ import numpy as np
 from .._custom_types import Array, Bool, Float
 from . import banded, inertia
 from .dense import LU, lu_factor, lu_solve
+from .matrix import AbstractMatrix, Pattern, SparseMatrix
 from .sparsity import Sparsity
 
 
+class Assembly:
+    """The band ordering of the reduced matrix ``[[A, J_cᵀ], [J_c, ·]]`` and where every stored value lands in
+    its flattened band storage: the Hessian's nonzeros, the diagonal of ``A``, the pairs of ``J_d``'s nonzeros
+    in one row (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the
+    diagonal of the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
+
+    def __init__(self, sparsity: Sparsity, mc: int):
+        J, H = sparsity.jacobian, sparsity.hessian
+        n = J.shape[1]
+        top = J.rows < mc
+        self.jc = Pattern(J.rows[top], J.cols[top], (mc, n))
+        self.jd = Pattern(J.rows[~top] - mc, J.cols[~top], (J.shape[0] - mc, n))
+        self.hessian = H
+        self.pair_row, self.pair_a, self.pair_b = _pairs(self.jd)
+        ra, rb = self.jd.cols[self.pair_a], self.jd.cols[self.pair_b]
+        diag_x, diag_c = np.arange(n), n + np.arange(mc)
+        rows = np.concatenate([H.rows, ra, diag_x, n + self.jc.rows, self.jc.cols, diag_c])
+        cols = np.concatenate([H.cols, rb, diag_x, self.jc.cols, n + self.jc.rows, diag_c])
+        self.n, self.mc = n, mc
+        self.band = banded.BandedStructure.of(Pattern(rows, cols, (n + mc, n + mc)))
+        position = lambda r, c: self.band.positions(r, c)  # noqa: E731
+        self.a_positions = np.concatenate([position(H.rows, H.cols), position(ra, rb), position(diag_x, diag_x)])
+        self.c_positions = np.concatenate([position(n + self.jc.rows, self.jc.cols),
+                                           position(self.jc.cols, n + self.jc.rows), position(diag_c, diag_c)])
+
+    @property
+    def banded(self) -> bool:
+        """Whether the band is narrow enough to pay (else dense: a dense row, such as a free final time)."""
+        return 3 * (self.band.lower + self.band.upper) < self.n + self.mc
+
+    def a_values(self, W: SparseMatrix, Jd: SparseMatrix, E, diagonal) -> Float[Array, " k"]:
+        """The values of ``A = W + diag + J_dᵀ E J_d`` in the order of `a_positions`."""
+        pairs = E[self.pair_row] * Jd.values[self.pair_a] * Jd.values[self.pair_b]
+        return jnp.concatenate([W.values, pairs, diagonal])
+
+    def storage(self, a_values, jc_values, lower_diagonal) -> Float[Array, "N w"]:
+        """The band storage of ``[[A, J_cᵀ], [J_c, diag(lower_diagonal)]]`` by one scatter-add."""
+        N, w = self.n + self.mc, self.band.width
+        values = jnp.concatenate([a_values, jc_values, jc_values, jnp.broadcast_to(lower_diagonal, (self.mc,))])
+        positions = np.concatenate([self.a_positions, self.c_positions])
+        return jnp.zeros(N * w, values.dtype).at[positions].add(values).reshape(N, w)
+
+
+def _pairs(p: Pattern):
+    """``(row, a, b)``: every ordered pair of nonzeros ``a, b`` (indices into the pattern's nonzeros) in one row,
+    ``Σ_r k_r²`` of them, vectorised."""
+    k = p.row_counts()
+    start = np.concatenate([[0], np.cumsum(k)[:-1]]).astype(np.int64)
+    squares = k.astype(np.int64) ** 2
+    row = np.repeat(np.arange(k.size), squares)
+    t = np.arange(row.size) - np.repeat(np.cumsum(squares) - squares, squares)
+    kr = np.maximum(k[row], 1)
+    return row, start[row] + t // kr, start[row] + t % kr
+
+
 @functools.cache
-def structure(sparsity: Sparsity | None, mc: int) -> banded.BandedStructure | None:
-    """The banded ordering of the reduced matrix's pattern, or ``None`` (dense) where there is no sparsity or
-    the band would be wider than a third of the matrix (a dense row: a free final time)."""
+def structure(sparsity: Sparsity | None, mc: int) -> Assembly | None:
+    """The assembly of the reduced matrix in band storage, or ``None`` (dense) where there is no sparsity or the
+    band would be wider than a third of the matrix (a dense row: a free final time)."""
     if sparsity is None:
         return None
-    Jp = sparsity.jacobian_pattern
-    Jc, Jd = Jp[:mc].astype(int), Jp[mc:].astype(int)
-    A = sparsity.hessian_pattern | ((Jd.T @ Jd) > 0) | np.eye(Jp.shape[1], dtype=bool)
-    K = np.block([[A, Jc.T > 0], [Jc > 0, np.eye(mc, dtype=bool)]])
-    s = banded.BandedStructure.of(K)
-    return s if 3 * (s.lower + s.upper) < K.shape[0] else None
+    assembly = Assembly(sparsity, mc)
+    return assembly if assembly.banded else None
 
 
 class Reduced(eqx.Module):
     """The factors of the reduced system and what the back-substitution needs."""
 
     lu: LU | banded.BandedLU
-    Jd: Float[Array, "md n"]
+    Jd: AbstractMatrix
     E: Float[Array, " md"]
     D: Float[Array, " md"]
     inertia: Bool[Array, ""]
-    band: banded.BandedStructure | None = eqx.field(static=True)
+    assembly: Assembly | None = eqx.field(static=True)
 
 
-def matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c):
-    """The reduced matrix and ``(D, E)``."""
+def matrix(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, sigma_s, delta_w, delta_c):
+    """The reduced matrix, dense, and ``(D, E)``."""
     D = sigma_s + delta_w
     E = 1.0 / (1.0 / D + delta_c)
-    A = W + jnp.diag(sigma_x + delta_w) + Jd.T @ (E[:, None] * Jd)
+    Jd_ = Jd.dense()
+    A = W.dense() + jnp.diag(sigma_x + delta_w) + Jd_.T @ (E[:, None] * Jd_)
     mc = Jc.shape[0]
-    K = jnp.block([[A, Jc.T], [Jc, -delta_c * jnp.eye(mc, dtype=W.dtype)]])
+    K = jnp.block([[A, Jc.dense().T], [Jc.dense(), -delta_c * jnp.eye(mc, dtype=A.dtype)]])
     return K, D, E
 
 
-def factor(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c, band: banded.BandedStructure | None = None,
-           test_inertia: bool = False) -> Reduced:
+def factor(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, sigma_s, delta_w, delta_c,
+           assembly: Assembly | None = None, test_inertia: bool = False) -> Reduced:
     """The factors; with `test_inertia`, also whether the matrix has the inertia ``(n, m_c, 0)`` that IPOPT's
     inertia correction asks for (:mod:`.inertia`; else ``True``)."""
-    K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
-    lu = lu_factor(K) if band is None else banded.factor(band, banded.to_band(band, K))
-    n = W.shape[0]
-    if not test_inertia:
-        ok = jnp.asarray(True)
-    elif band is None:
-        ok = inertia.dense(K[:n, :n], Jc, W)
-    else:
-        ok = inertia.band(band, K[:n, :n], Jc, W)
-    return Reduced(lu, Jd, E, D, ok, band)
+    if assembly is None:
+        K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
+        n = W.shape[0]
+        ok = inertia.dense(K[:n, :n], Jc.dense(), W.dense()) if test_inertia else jnp.asarray(True)
+        return Reduced(lu_factor(K), Jd, E, D, ok, None)
+    if (Jc.pattern, Jd.pattern, W.pattern) != (assembly.jc, assembly.jd, assembly.hessian):
+        raise ValueError("newton.factor: the derivatives' patterns differ from the sparsity's.")
+    D = sigma_s + delta_w
+    E = 1.0 / (1.0 / D + delta_c)
+    diagonal = jnp.broadcast_to(sigma_x + delta_w, (assembly.n,))
+    a = assembly.a_values(W, Jd, E, diagonal)
+    lu = banded.factor(assembly.band, assembly.storage(a, Jc.values, -delta_c))
+    ok = inertia.band(assembly, a, Jc, W) if test_inertia else jnp.asarray(True)
+    return Reduced(lu, Jd, E, D, ok, assembly)
 
 
 def solve(R: Reduced, rx, rs, rc, rd):
     """``(d_x, d_s, λ_c, λ_d)`` of the full system from the reduced factors."""
     n = rx.shape[0]
-    top = rx + R.Jd.T @ (R.E * (rs / R.D + rd))
+    top = rx + R.Jd.rmv(R.E * (rs / R.D + rd))
     rhs = jnp.concatenate([top, rc])
-    sol = lu_solve(R.lu, rhs) if R.band is None else banded.solve(R.band, R.lu, rhs)
+    sol = lu_solve(R.lu, rhs) if R.assembly is None else banded.solve(R.assembly.band, R.lu, rhs)
     dx, lam_c = sol[:n], sol[n:]
-    lam_d = R.E * (R.Jd @ dx - rs / R.D - rd)
+    lam_d = R.E * (R.Jd.mv(dx) - rs / R.D - rd)
     ds = (rs + lam_d) / R.D
     return dx, ds, lam_c, lam_d

@@ -30,12 +30,6 @@ KAPPA_RESTO = 0.9
 LAMBDA_MAX = 1e3
 
 
-def proximity(W, restoring, mu):
-    """The Hessian block of the step: ``W`` normally, ``ζ I`` (``ζ = √μ``) while restoring."""
-    eye = jnp.eye(W.shape[0], dtype=W.dtype)
-    return jnp.where(restoring, jnp.sqrt(mu) * eye, W)
-
-
 def least_squares_multipliers(solve_step, g, zl, zu, h):
     """``λ`` of eq. 36 by `solve_step(rhs)` (the Newton system with ``W = 0``, ``Σ = I``, no regularisation)."""
     _, lam = solve_step(-jnp.concatenate([g - zl + zu, jnp.zeros_like(h)]))

@@ -68,12 +68,12 @@ def _scaling(jacobians, options: NLPOptions) -> _Scaling:
     only with `scale_constraints`."""
     g, Jc, Jd = jacobians
 
-    def factor(J):
-        steepest = jnp.maximum(jnp.max(jnp.abs(J), axis=-1, initial=0.0), 1e-300)
-        return jnp.clip(options.max_gradient / steepest, 1e-8, 1.0)
+    def factor(steepest):
+        return jnp.clip(options.max_gradient / jnp.maximum(steepest, 1e-300), 1e-8, 1.0)
 
-    rows = factor if options.scale_constraints else lambda J: jnp.ones(J.shape[0], J.dtype)
-    return jax.lax.stop_gradient(_Scaling(factor(g), rows(Jc), rows(Jd)))
+    rows = (lambda J: factor(J.row_abs_max())) if options.scale_constraints else (
+        lambda J: jnp.ones(J.shape[0], g.dtype))
+    return jax.lax.stop_gradient(_Scaling(factor(jnp.max(jnp.abs(g), initial=0.0)), rows(Jc), rows(Jd)))
 
 
 def _evaluations(problem: "_Problem", p, x0, x_start, options: NLPOptions):

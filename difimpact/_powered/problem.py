@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Scalar
+from .._nlp.matrix import Pattern
 from .._nlp.sparsity import Sparsity
 from . import collocation
 from .biped import PoweredBiped
@@ -218,27 +219,22 @@ def sparsity(problem: GaitProblem) -> Sparsity:
     """The derivatives' sparsity of :class:`GaitProblem` (rows in the order of its `equality` and `inequality`):
     a point's variables meet the defects of its segments, its own path constraints and, for the first and last
     point, the boundary rows; the Hessian is block diagonal per point but for ``T`` and, with a normalised cost
-    and a free step length, the last point's angles."""
+    and a free step length, the last point's angles. Built from the layout by its nonzeros, ``O(nnz)``."""
     lay, j = problem.layout, problem.biped.joints
     cols, T = _columns(lay)
     G, b = lay.points, cols.shape[1]
-    rows = []
+    rows = []  # each row's columns
 
-    def row(points, extra=()):
-        r = np.zeros(lay.size, bool)
-        r[cols[list(points)].reshape(-1)] = True
-        r[list(extra)] = True
-        rows.append(r)
+    def row(points, extra=(), count=1):
+        rows.extend([np.concatenate([cols[list(points)].reshape(-1), np.asarray(extra, int)])] * count)
 
     t = () if T is None else (T,)
     hs = problem.method == "hermite-simpson"
     segments = [(2 * i, 2 * i + 1, 2 * i + 2) if hs else (i, i + 1) for i in range(problem.segments)]
     for _ in range(2 if hs else 1):
         for seg in segments:
-            for _ in range(lay.states):
-                row(seg, t)
-    for _ in range(2 * j):
-        row((0, G - 1))
+            row(seg, t, lay.states)
+    row((0, G - 1), count=2 * j)
     row((G - 1,))
     if problem.step_length is not None:
         row((G - 1,))
@@ -246,8 +242,7 @@ def sparsity(problem: GaitProblem) -> Sparsity:
         row((G - 1,), t)
     for count in (len(problem.limit_pairs), len(problem.rate_pairs)):
         for p in range(G):
-            for _ in range(count):
-                row((p,))
+            row((p,), count=count)
     if problem.friction is not None:
         for _ in range(3):
             for p in range(G):
@@ -261,13 +256,13 @@ def sparsity(problem: GaitProblem) -> Sparsity:
         row((G - 1,))
     if problem.lift_off == "impose":
         row((G - 1,))
-    pattern = np.stack(rows)
+    pattern = Pattern(np.repeat(np.arange(len(rows)), [r.size for r in rows]), np.concatenate(rows),
+                      (len(rows), lay.size))
     # Jacobian: points three apart share no row (a segment's rows meet three consecutive points of the
     # Hermite–Simpson mesh, two of the trapezoidal one); the first and last meet in the periodicity rows
     groups = 3
     jc = np.zeros(lay.size, int)
-    for p in range(G - 1):
-        jc[cols[p]] = (p % groups) * b + np.arange(b)
+    jc[cols[:G - 1]] = (np.arange(G - 1) % groups)[:, None] * b + np.arange(b)
     jc[cols[G - 1]] = groups * b + np.arange(b)
     if T is not None:
         jc[T] = (groups + 1) * b
@@ -276,13 +271,12 @@ def sparsity(problem: GaitProblem) -> Sparsity:
         dense[T] = True
     if problem.normalise != "none" and problem.step_length is None:
         dense[cols[G - 1, :j]] = True
-    hp = np.zeros((lay.size, lay.size), bool)
-    for p in range(G):
-        hp[np.ix_(cols[p], cols[p])] = True
-    hp[dense, :] = True
-    hp[:, dense] = True
-    hc = np.zeros(lay.size, int)
-    for p in range(G):
-        hc[cols[p]] = np.arange(b)
-    hc[dense] = b + np.arange(dense.sum())
-    return Sparsity(jc, pattern, hc, hp, dense)
+    # Hessian: each point's block, and the dense variables' rows and columns
+    every, heavy = np.arange(lay.size), np.flatnonzero(dense)
+    hr = [np.repeat(cols, b, axis=1).reshape(-1), np.repeat(heavy, lay.size), np.tile(every, heavy.size)]
+    hc = [np.tile(cols, (1, b)).reshape(-1), np.tile(every, heavy.size), np.repeat(heavy, lay.size)]
+    hp = Pattern(np.concatenate(hr), np.concatenate(hc), (lay.size, lay.size))
+    colours = np.zeros(lay.size, int)
+    colours[cols] = np.arange(b)
+    colours[dense] = b + np.arange(dense.sum())
+    return Sparsity(jc, pattern, colours, hp, dense)
