@@ -137,6 +137,7 @@ from ._powered import (
     WorkBalance as WorkBalance,
 )
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
+from ._cache import use_compilation_cache as use_compilation_cache
 from ._draw import draw_model as draw_model
 from ._problems import (
     ankle_blocking as ankle_blocking,

@@ -23,31 +23,23 @@ def _progress(quiet: bool):
 
 
 def _enable_compile_cache() -> pathlib.Path | None:
-    """Turn on JAX's persistent compilation cache, so that a second run reuses the programs the first compiled:
-    in ``$JAX_COMPILATION_CACHE_DIR`` when set, else in the user's cache folder (``$XDG_CACHE_HOME/difimpact/jax``,
-    by default ``~/.cache/difimpact/jax``; ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows).
-    ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off. Programs are stored however short their
-    compile, but JAX stores none with host callbacks (the run-time checks of ``equinox.error_if`` are such):
-    those compile again in each process.
+    """Turn on JAX's persistent compilation cache (:func:`difimpact.use_compilation_cache`), so that a second run
+    reuses the programs the first compiled: in ``$JAX_COMPILATION_CACHE_DIR`` when set, else in the user's cache
+    folder (``$XDG_CACHE_HOME/difimpact/jax/<version>``, by default ``~/.cache/difimpact/jax/<version>``).
+    ``DIFIMPACT_NO_COMPILE_CACHE=1`` (or ``--no-cache``) turns it off; a folder that cannot be created or written
+    turns it off with a warning rather than stopping the run.
 
     **Returns:** the cache folder, or ``None`` when the cache is off.
     """
-    import jax
-
     if os.environ.get("DIFIMPACT_NO_COMPILE_CACHE", "0") not in ("", "0"):
         return None
-    folder = jax.config.jax_compilation_cache_dir
-    if not folder:
-        if sys.platform == "win32":
-            base = os.environ.get("LOCALAPPDATA") or pathlib.Path.home() / "AppData" / "Local"
-        elif sys.platform == "darwin":
-            base = pathlib.Path.home() / "Library" / "Caches"
-        else:
-            base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
-        folder = pathlib.Path(base) / "difimpact" / "jax"
-        jax.config.update("jax_compilation_cache_dir", str(folder))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    return pathlib.Path(folder)
+    from ._cache import use_compilation_cache
+
+    try:
+        return use_compilation_cache()
+    except ValueError as err:
+        print(f"difimpact: {err} Running without the compilation cache.", file=sys.stderr)
+        return None
 
 
 _MEASURED_JAXLIB = ((0, 10),)  # the jaxlib versions where the XLA flags below were measured
