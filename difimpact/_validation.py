@@ -173,3 +173,22 @@ def finite_result(what: str, x, inputs: str):
     bad = jnp.any(jnp.stack([~jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(x)]))
     return check(x, bad, f"{what} is not finite although the inputs are finite: {inputs} are too large for "
                  "the floating-point range (overflow).")
+
+
+def ordered(lower, upper, names: tuple[str, str]):
+    """`lower`, checked against `upper` (of one shape) and both for NaN (no bound is ``±inf``), `names` theirs: in
+    Python with the first offending index where both are concrete (``ValueError``), else at run time."""
+    if _is_concrete(lower) and _is_concrete(upper):
+        for name, b in zip(names, (lower, upper)):
+            nan = np.flatnonzero(np.isnan(np.asarray(b)))
+            if nan.size:
+                raise ValueError(f"`{name}` is NaN at index {nan[0]}: a bound is a number, or ±inf for none.")
+        lo, hi = np.asarray(lower), np.asarray(upper)
+        bad = np.flatnonzero(lo > hi)
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"`{names[0]}` exceeds `{names[1]}` at index {i} ({lo[i]:g} > {hi[i]:g}): the bounds "
+                             "admit no value.")
+        return lower
+    bad = jnp.any((lower > upper) | jnp.isnan(lower) | jnp.isnan(upper))
+    return check(lower, bad, f"`{names[0]}` exceeds `{names[1]}` (or either is NaN): the bounds admit no value.")

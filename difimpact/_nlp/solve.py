@@ -22,7 +22,7 @@ import numpy as np
 
 from .._check import _is_concrete
 from .._custom_types import Array, Float, Scalar
-from .._validation import as_float, check, flag, instance
+from .._validation import as_float, check, flag, instance, ordered
 from . import newton
 from .interior_point import initial_point, linearise, newton_solve, Scaled, solve
 from .sparsity import hessian, Sparsity, values_and_jacobians
@@ -31,7 +31,7 @@ from .solution import NLPOptions, NLPResults, NLPSolution
 
 def _bounds(name, value, size, default, dtype):
     """`value` (``None``: `default`; a scalar or ``(size,)``) as a ``(size,)`` array (its values are checked by
-    :func:`_ordered`)."""
+    :func:`~difimpact._validation.ordered`)."""
     if value is None:
         return jnp.full((size,), default, dtype)
     value = as_float(name, value, finite=False)
@@ -272,14 +272,7 @@ def solve_nlp(
     options = _tolerance(options, dtype)
     constraints = _Separate(equality, inequality) if constraints is None else constraints
     problem = _Problem(objective, constraints, sparsity, n, _sizes(objective, constraints, x0, params))
-    k = problem.m[1]
-    xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
-    xl = _ordered(xl, xu, ("lower", "upper"))
-    dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
-    du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
-    dl = _ordered(dl, du, ("inequality_lower", "inequality_upper"))
-    dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
-               "`inequality_lower` or `inequality_upper`.")
+    xl, xu, dl, du = _all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype)
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
     s, sc, violation = _make_core(problem, options)(params, x0, (dl, du), lower_y, upper_y)
     x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured
@@ -290,6 +283,19 @@ def solve_nlp(
     if flag("throw", throw):
         sol = sol.result.error_if(sol, sol.result != NLPResults.successful)
     return sol
+
+
+def _all_bounds(lower, upper, inequality_lower, inequality_upper, n: int, k: int, dtype):
+    """The variables' and the inequalities' bounds as vectors, checked (shapes, order, a finite bound for every
+    inequality)."""
+    xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
+    xl = ordered(xl, xu, ("lower", "upper"))
+    dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
+    du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
+    dl = ordered(dl, du, ("inequality_lower", "inequality_upper"))
+    dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
+               "`inequality_lower` or `inequality_upper`.")
+    return xl, xu, dl, du
 
 
 def _tolerance(options: NLPOptions, dtype) -> NLPOptions:
@@ -306,22 +312,3 @@ def _tolerance(options: NLPOptions, dtype) -> NLPOptions:
                          f"(10 ε = {10 * eps:.1e}): the optimality error cannot get there. Use "
                          f"`tol` ≥ {100 * eps:.1e} (or `tol=None`, the default, which picks it), or float64.")
     return options
-
-
-def _ordered(lower, upper, names: tuple[str, str]):
-    """`lower`, checked against `upper` (of one shape) and both for NaN (no bound is ``±inf``), `names` theirs: in
-    Python with the first offending index where both are concrete (``ValueError``), else at run time."""
-    if _is_concrete(lower) and _is_concrete(upper):
-        for name, b in zip(names, (lower, upper)):
-            nan = np.flatnonzero(np.isnan(np.asarray(b)))
-            if nan.size:
-                raise ValueError(f"`{name}` is NaN at index {nan[0]}: a bound is a number, or ±inf for none.")
-        lo, hi = np.asarray(lower), np.asarray(upper)
-        bad = np.flatnonzero(lo > hi)
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"`{names[0]}` exceeds `{names[1]}` at index {i} ({lo[i]:g} > {hi[i]:g}): the bounds "
-                             "admit no value.")
-        return lower
-    bad = jnp.any((lower > upper) | jnp.isnan(lower) | jnp.isnan(upper))
-    return check(lower, bad, f"`{names[0]}` exceeds `{names[1]}` (or either is NaN): the bounds admit no value.")

@@ -9,9 +9,8 @@ import numpy as np
 from .._check import _is_concrete
 from .._custom_types import Array, Float, Int, Scalar
 from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
-from .._nlp.solve import _ordered
-from .._tree.topology import _ancestry
-from .._validation import as_float, flag, instance, positive
+from .._tree.topology import ancestry
+from .._validation import as_float, flag, instance, ordered, positive
 from . import collocation
 from .biped import PoweredBiped
 from .problem import COSTS, GaitProblem, NORMALISATIONS, sparsity
@@ -77,7 +76,7 @@ def _pair(name, value, size, dtype):
         if v.shape not in ((), (size,)):
             raise ValueError(f"`{name}[{i}]` must be a scalar or shape ({size},), got {v.shape}.")
     lo, hi = (jnp.broadcast_to(v, (size,)).astype(dtype) for v in (lo, hi))
-    return _ordered(lo, hi, (f"{name}[0]", f"{name}[1]")), hi
+    return ordered(lo, hi, (f"{name}[0]", f"{name}[1]")), hi
 
 
 def _limits(name, limits, bodies, dtype):
@@ -95,7 +94,7 @@ def _limits(name, limits, bodies, dtype):
         lo.append(as_float(f"{name} lower", item[2], finite=False, shape=()))
         hi.append(as_float(f"{name} upper", item[3], finite=False, shape=()))
     lo, hi = jnp.stack(lo).astype(dtype), jnp.stack(hi).astype(dtype)
-    return tuple(pairs), (_ordered(lo, hi, (f"{name} lower", f"{name} upper")), hi)
+    return tuple(pairs), (ordered(lo, hi, (f"{name} lower", f"{name} upper")), hi)
 
 
 def _reach(biped: PoweredBiped) -> float | None:
@@ -107,7 +106,7 @@ def _reach(biped: PoweredBiped) -> float | None:
         return None
     attach, local, radius = (np.asarray(a, float) for a in arrays)
     feet = [tree.point_index(p) for p in (biped.stance_foot, biped.swing_foot)]
-    chains = [_ancestry(tree.parent, tree.point_body[k]) for k in feet]
+    chains = [ancestry(tree.parent, tree.point_body[k]) for k in feet]
     top = next((b for b in chains[0] if b in chains[1]), -1)  # the nearest common body; -1: the base
     total, ends = 0.0, []
     for k, chain in zip(feet, chains):

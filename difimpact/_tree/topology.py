@@ -61,7 +61,7 @@ class _Frames(NamedTuple):
     ry: Array
 
 
-def _ancestry(parent: tuple[int, ...], body: int) -> list[int]:
+def ancestry(parent: tuple[int, ...], body: int) -> list[int]:
     chain = [body]
     while parent[chain[-1]] >= 0:
         chain.append(parent[chain[-1]])
@@ -74,10 +74,10 @@ def _topology(n: int, parent: tuple[int, ...], coord: tuple[int, ...], sign: tup
     nb = len(parent)
     chain, joint = np.zeros((nb, nb)), np.zeros((nb, n))
     for i in range(nb):
-        chain[i, _ancestry(parent, i)] = 1.0
+        chain[i, ancestry(parent, i)] = 1.0
         if coord[i] >= 0:
             joint[i, coord[i]] = sign[i]
-    pairs = [(j, i) for i in range(nb) for j in _ancestry(parent, i) if coord[i] >= 0 and coord[j] >= 0]
+    pairs = [(j, i) for i in range(nb) for j in ancestry(parent, i) if coord[i] >= 0 and coord[j] >= 0]
     # M's lower triangle, entry (k, l) with k ≥ l at k (k + 1) / 2 + l, from the terms [pairs, A_x, A_y, m].
     tri = lambda k, l: max(k, l) * (max(k, l) + 1) // 2 + min(k, l)  # noqa: E731
     place = np.zeros((n * (n + 1) // 2, len(pairs) + 2 * nb + 1))
