@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+import difimpact
+
 COMMAND = ["-m", "difimpact._cli", "reproduce", "crutch-critical-friction", "biped-torso", "--quick", "--quiet"]
 TIMING = re.compile(r"^_\d+ rows, [0-9.]+ s\._$", re.MULTILINE)
 
@@ -76,7 +78,7 @@ def test_compile_cache_in_user_folder(tmp_path, monkeypatch):
     one process is loaded by the next (a cache hit); one with a run-time check (a host callback, which JAX does
     not store) gives the same value and raises its own message in both. ``DIFIMPACT_NO_COMPILE_CACHE=1`` turns
     the cache off."""
-    folder = tmp_path / "difimpact" / "jax"
+    folder = tmp_path / "difimpact" / "jax" / difimpact.__version__
     runs = [json.loads(subprocess.run([sys.executable, "-c", CACHED], env=_env(tmp_path), check=True,
                                       capture_output=True, text=True, timeout=300).stdout.splitlines()[-1])
             for _ in range(2)]
