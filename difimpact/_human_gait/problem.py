@@ -273,4 +273,7 @@ def sparsity(problem: HumanGaitProblem) -> Sparsity:
     jc = np.zeros(G * B, int)
     jc[block] = np.where(np.arange(G) == G - 1, 4, np.arange(G) % 4)[:, None] * B + np.arange(B)
     hp = Pattern(np.repeat(block, B, axis=1).reshape(-1), np.tile(block, (1, B)).reshape(-1), (G * B, G * B))
-    return Sparsity(jc, pattern, np.tile(np.arange(B), G), hp, np.zeros(G * B, bool))
+    # the ring's border (:mod:`difimpact._nlp.bordered`): the first point and the periodicity rows
+    defects = sum((2 if hs else 1) * n * S for n in problem.segments) + (len(PHASES) - 1) * ITAU
+    return Sparsity(jc, pattern, np.tile(np.arange(B), G), hp, np.zeros(G * B, bool), border_variables=block[0],
+                    border_equalities=defects + np.arange(IT + 2))

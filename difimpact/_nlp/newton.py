@@ -13,8 +13,8 @@ $$\begin{bmatrix} W + Σ_x + δ_w + J_d^T E J_d & J_c^T \\ J_c & -δ_c \end{bmat
   \begin{bmatrix} d_x \\ λ_c \end{bmatrix} = \begin{bmatrix} r_x + J_d^T E (D^{-1} r_s + r_d) \\ r_c
   \end{bmatrix},\quad λ_d = E (J_d d_x - D^{-1} r_s - r_d),\quad d_s = D^{-1}(r_s + λ_d),$$
 
-one factorisation of size ``n + m_c`` whatever the number of inequalities: banded (:mod:`.banded`) where the
-problem's sparsity makes it so, dense (:mod:`.dense`) otherwise.
+one factorisation of size ``n + m_c`` whatever the number of inequalities: banded with a border
+(:mod:`.bordered`) where the problem's sparsity makes it so, dense (:mod:`.dense`) otherwise.
 
 With a sparsity the reduced matrix is never formed dense: its band storage is assembled from the nonzeros by one
 scatter (:class:`Assembly`, positions fixed when the program is traced), ``J_dᵀ E J_d`` from the products of the
@@ -29,15 +29,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Bool, Float
-from . import banded, inertia
+from . import banded, bordered, inertia
 from .dense import LU, lu_factor, lu_solve
 from .matrix import AbstractMatrix, Pattern, SparseMatrix
 from .sparsity import Sparsity
 
+REFINEMENTS = 2
+
 
 class Assembly:
-    """The band ordering of the reduced matrix ``[[A, J_cᵀ], [J_c, ·]]`` and where every stored value lands in
-    its flattened band storage: the Hessian's nonzeros, the diagonal of ``A``, the pairs of ``J_d``'s nonzeros
+    """The bordered band ordering of the reduced matrix ``[[A, J_cᵀ], [J_c, ·]]`` (the sparsity's border and
+    its dense variables last) and where every stored value lands in its flat storage (:mod:`.bordered`): the Hessian's nonzeros, the diagonal of ``A``, the pairs of ``J_d``'s nonzeros
     in one row (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the
     diagonal of the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
 
@@ -54,28 +56,35 @@ class Assembly:
         rows = np.concatenate([H.rows, ra, diag_x, n + self.jc.rows, self.jc.cols, diag_c])
         cols = np.concatenate([H.cols, rb, diag_x, self.jc.cols, n + self.jc.rows, diag_c])
         self.n, self.mc = n, mc
-        self.band = banded.BandedStructure.of(Pattern(rows, cols, (n + mc, n + mc)))
-        position = lambda r, c: self.band.positions(r, c)  # noqa: E731
+        equalities = sparsity.border_equalities[sparsity.border_equalities < mc]
+        border = np.concatenate([sparsity.border_variables, np.flatnonzero(sparsity.hessian_dense), n + equalities])
+        self.structure = bordered.BorderedStructure.of(rows, cols, n + mc, border)
+        position = self.structure.positions
         self.a_positions = np.concatenate([position(H.rows, H.cols), position(ra, rb), position(diag_x, diag_x)])
         self.c_positions = np.concatenate([position(n + self.jc.rows, self.jc.cols),
                                            position(self.jc.cols, n + self.jc.rows), position(diag_c, diag_c)])
 
     @property
+    def band(self) -> banded.BandedStructure:
+        """The main block's band."""
+        return self.structure.band
+
+    @property
     def banded(self) -> bool:
-        """Whether the band is narrow enough to pay (else dense: a dense row, such as a free final time)."""
-        return 3 * (self.band.lower + self.band.upper) < self.n + self.mc
+        """Whether the main block's band is narrow enough to pay (else dense: a dense row outside the border)."""
+        return 3 * (self.band.lower + self.band.upper) < len(self.structure.main)
 
     def a_values(self, W: SparseMatrix, Jd: SparseMatrix, E, diagonal) -> Float[Array, " k"]:
         """The values of ``A = W + diag + J_dᵀ E J_d`` in the order of `a_positions`."""
         pairs = E[self.pair_row] * Jd.values[self.pair_a] * Jd.values[self.pair_b]
         return jnp.concatenate([W.values, pairs, diagonal])
 
-    def storage(self, a_values, jc_values, lower_diagonal) -> Float[Array, "N w"]:
-        """The band storage of ``[[A, J_cᵀ], [J_c, diag(lower_diagonal)]]`` by one scatter-add."""
-        N, w = self.n + self.mc, self.band.width
+    def storage(self, a_values, jc_values, lower_diagonal) -> Float[Array, " s"]:
+        """The bordered band storage (:mod:`.bordered`) of ``[[A, J_cᵀ], [J_c, diag(lower_diagonal)]]`` by one
+        scatter-add."""
         values = jnp.concatenate([a_values, jc_values, jc_values, jnp.broadcast_to(lower_diagonal, (self.mc,))])
         positions = np.concatenate([self.a_positions, self.c_positions])
-        return jnp.zeros(N * w, values.dtype).at[positions].add(values).reshape(N, w)
+        return jnp.zeros(self.structure.storage_size(), values.dtype).at[positions].add(values)
 
 
 def _pairs(p: Pattern):
@@ -101,13 +110,18 @@ def structure(sparsity: Sparsity | None, mc: int) -> Assembly | None:
 
 
 class Reduced(eqx.Module):
-    """The factors of the reduced system and what the back-substitution needs."""
+    """The factors of the reduced system and what the back-substitution and its refinement need (``W``, ``J_c``,
+    the diagonal ``Σ_x + δ_w`` and ``δ_c``)."""
 
-    lu: LU | banded.BandedLU
+    lu: LU | bordered.BorderedLU
     Jd: AbstractMatrix
     E: Float[Array, " md"]
     D: Float[Array, " md"]
     inertia: Bool[Array, ""]
+    W: AbstractMatrix
+    Jc: AbstractMatrix
+    diagonal: Float[Array, " n"]
+    delta_c: Float[Array, ""]
     assembly: Assembly | None = eqx.field(static=True)
 
 
@@ -130,24 +144,46 @@ def factor(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, s
         K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
         n = W.shape[0]
         ok = inertia.dense(K[:n, :n], Jc.dense(), W.dense()) if test_inertia else jnp.asarray(True)
-        return Reduced(lu_factor(K), Jd, E, D, ok, None)
+        return Reduced(lu_factor(K), Jd, E, D, ok, W, Jc, jnp.broadcast_to(sigma_x + delta_w, (n,)),
+                       jnp.asarray(delta_c), None)
     if (Jc.pattern, Jd.pattern, W.pattern) != (assembly.jc, assembly.jd, assembly.hessian):
         raise ValueError("newton.factor: the derivatives' patterns differ from the sparsity's.")
     D = sigma_s + delta_w
     E = 1.0 / (1.0 / D + delta_c)
     diagonal = jnp.broadcast_to(sigma_x + delta_w, (assembly.n,))
     a = assembly.a_values(W, Jd, E, diagonal)
-    lu = banded.factor(assembly.band, assembly.storage(a, Jc.values, -delta_c))
+    lu = bordered.factor(assembly.structure, assembly.storage(a, Jc.values, -delta_c))
     ok = inertia.band(assembly, a, Jc, W) if test_inertia else jnp.asarray(True)
-    return Reduced(lu, Jd, E, D, ok, assembly)
+    return Reduced(lu, Jd, E, D, ok, W, Jc, diagonal, jnp.asarray(delta_c), assembly)
+
+
+def _times(R: Reduced, v):
+    """The reduced matrix times `v`, from its sparse parts: ``O(nnz)``."""
+    n = R.diagonal.shape[0]
+    x, lam = v[:n], v[n:]
+    top = R.W.mv(x) + R.diagonal * x + R.Jd.rmv(R.E * R.Jd.mv(x)) + R.Jc.rmv(lam)
+    return jnp.concatenate([top, R.Jc.mv(x) - R.delta_c * lam])
+
+
+def _reduced_solve(R: Reduced, rhs):
+    """The reduced system solved; through a border (whose Schur complement rests on a main block that may be
+    worse conditioned than the whole), with ``REFINEMENTS`` steps of iterative refinement on the residual
+    (Golub & Van Loan, *Matrix Computations*, 4th ed., §3.5.3; IPOPT refines its steps likewise)."""
+    if R.assembly is None:
+        return lu_solve(R.lu, rhs)
+    structure = R.assembly.structure
+    sol = bordered.solve(structure, R.lu, rhs)
+    if structure.sizes[1]:
+        for _ in range(REFINEMENTS):
+            sol = sol + bordered.solve(structure, R.lu, rhs - _times(R, sol))
+    return sol
 
 
 def solve(R: Reduced, rx, rs, rc, rd):
     """``(d_x, d_s, λ_c, λ_d)`` of the full system from the reduced factors."""
     n = rx.shape[0]
     top = rx + R.Jd.rmv(R.E * (rs / R.D + rd))
-    rhs = jnp.concatenate([top, rc])
-    sol = lu_solve(R.lu, rhs) if R.assembly is None else banded.solve(R.assembly.band, R.lu, rhs)
+    sol = _reduced_solve(R, jnp.concatenate([top, rc]))
     dx, lam_c = sol[:n], sol[n:]
     lam_d = R.E * (R.Jd.mv(dx) - rs / R.D - rd)
     ds = (rs + lam_d) / R.D

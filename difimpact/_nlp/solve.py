@@ -24,6 +24,7 @@ from .._check import _is_concrete
 from .._custom_types import Array, Float, Scalar
 from .._validation import as_float, check, flag, instance, ordered
 from . import newton
+from .batching import member_by_member
 from .interior_point import initial_point, linearise, newton_solve, Scaled, solve
 from .sparsity import hessian, Sparsity, values_and_jacobians
 from .solution import NLPOptions, NLPResults, NLPSolution
@@ -128,19 +129,27 @@ class _Problem(eqx.Module):
                       jnp.isfinite(lower), jnp.isfinite(upper))
 
 
+def _run(problem: _Problem, options: NLPOptions, p, x0, d_bounds, lower, upper):
+    """The solve from `x0` (the slacks from ``d(x0)`` within `d_bounds`) within `lower`, `upper` (unscaled; the
+    slacks are those of the scaled rows)."""
+    x_start = initial_point(lower[: problem.n], upper[: problem.n], x0, options)
+    sc, d0, evaluated = _evaluations(problem, p, x0, x_start, options)
+    y0 = jnp.concatenate([x0, jnp.clip(d0, *d_bounds)])
+    y_scale = jnp.concatenate([jnp.ones(problem.n, y0.dtype), sc.d])
+    sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
+    m = jax.eval_shape(sp.h, y0).shape[0]
+    s = solve(sp, y0 * y_scale, m, options, evaluated)
+    return s, sc, jnp.max(jnp.abs(s.h / sc.rows()), initial=0.0)  # the violation, unscaled
+
+
 def _make_core(problem: _Problem, options: NLPOptions):
+    dynamic, static = eqx.partition(options, eqx.is_array)
+    # under vmap on a CPU each member iterates to its own convergence (:mod:`.batching`)
+    run = member_by_member(lambda o, *args: _run(problem, eqx.combine(o, static), *args))
+
     @jax.custom_vjp
     def core(p, x0, d_bounds, lower, upper):
-        """The solve from `x0` (the slacks from ``d(x0)`` within `d_bounds`) within `lower`, `upper` (unscaled;
-        the slacks are those of the scaled rows)."""
-        x_start = initial_point(lower[: problem.n], upper[: problem.n], x0, options)
-        sc, d0, evaluated = _evaluations(problem, p, x0, x_start, options)
-        y0 = jnp.concatenate([x0, jnp.clip(d0, *d_bounds)])
-        y_scale = jnp.concatenate([jnp.ones(problem.n, y0.dtype), sc.d])
-        sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
-        m = jax.eval_shape(sp.h, y0).shape[0]
-        s = solve(sp, y0 * y_scale, m, options, evaluated)
-        return s, sc, jnp.max(jnp.abs(s.h / sc.rows()), initial=0.0)  # the violation, unscaled
+        return run(dynamic, p, x0, d_bounds, lower, upper)
 
     def fwd(p, x0, d_bounds, lower, upper):
         out = core(p, x0, d_bounds, lower, upper)

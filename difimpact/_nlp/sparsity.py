@@ -25,9 +25,14 @@ class Sparsity:
     (``n × n``), with `hessian_dense` the variables whose Hessian rows may be dense. A pattern is a boolean array,
     a SciPy sparse matrix or a :class:`~.matrix.Pattern` (the way for large problems: ``O(nnz)`` throughout).
     Checked on construction: two columns of one colour share no nonzero row (for the Hessian, outside the dense
-    rows)."""
+    rows).
 
-    def __init__(self, jacobian_colours, jacobian_pattern, hessian_colours, hessian_pattern, hessian_dense):
+    `border_variables` and `border_equalities` (indices of variables and of equality rows) are the Newton
+    matrix's border (:mod:`.bordered`): the unknowns that close a ring (a periodic gait's first point and its
+    periodicity rows), eliminated last so that the rest is a narrow band; the dense variables join them."""
+
+    def __init__(self, jacobian_colours, jacobian_pattern, hessian_colours, hessian_pattern, hessian_dense,
+                 border_variables=(), border_equalities=()):
         self.jacobian_colours = np.asarray(jacobian_colours, int)
         self.hessian_colours = np.asarray(hessian_colours, int)
         self.hessian_dense = np.asarray(hessian_dense, bool)
@@ -52,8 +57,10 @@ class Sparsity:
         diag = np.arange(n)
         self.hessian = Pattern(np.concatenate([given.rows, diag]), np.concatenate([given.cols, diag]), (n, n))
         self.hessian_given = _member(self.hessian, given)
+        self.border_variables = _indices("border_variables", border_variables, n)
+        self.border_equalities = _indices("border_equalities", border_equalities, self.jacobian.shape[0])
         self._key = (self.jacobian, given, self.jacobian_colours.tobytes(), self.hessian_colours.tobytes(),
-                     self.hessian_dense.tobytes())
+                     self.hessian_dense.tobytes(), self.border_variables.tobytes(), self.border_equalities.tobytes())
 
     @property
     def jacobian_pattern(self) -> np.ndarray:
@@ -70,6 +77,13 @@ class Sparsity:
 
     def __eq__(self, other):
         return isinstance(other, Sparsity) and self._key == other._key
+
+
+def _indices(name, values, size: int) -> np.ndarray:
+    values = np.unique(np.asarray(values, np.int64).reshape(-1))
+    if values.size and (values[0] < 0 or values[-1] >= size):
+        raise ValueError(f"Sparsity: `{name}` must be indices below {size}, got {values.min()}…{values.max()}.")
+    return values
 
 
 def _pattern(a) -> Pattern:

@@ -279,4 +279,6 @@ def sparsity(problem: GaitProblem) -> Sparsity:
     colours = np.zeros(lay.size, int)
     colours[cols] = np.arange(b)
     colours[dense] = b + np.arange(dense.sum())
-    return Sparsity(jc, pattern, colours, hp, dense)
+    # the ring's border (:mod:`difimpact._nlp.bordered`): the first point and the periodicity rows
+    periodicity = (2 if hs else 1) * problem.segments * lay.states + np.arange(2 * j)
+    return Sparsity(jc, pattern, colours, hp, dense, border_variables=cols[0], border_equalities=periodicity)
