@@ -244,7 +244,9 @@ def _step(p: Scaled, s: State, lin: Linearisation, R, rhs, d, alpha_max, tau, mu
 
 def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     """One iteration: derivatives, barrier update, Newton step (while restoring, the objective dropped and the
-    Hessian replaced by ``√μ I``), line search, multiplier update (``λ`` kept while restoring)."""
+    Hessian replaced by ``√μ I``), line search, multiplier update (``λ`` kept while restoring). A new point with
+    $\\|x\\|_\\infty >$ `diverging_iterates_tol`, ``x`` the variables of ``y`` without the slacks (unscaled: the
+    scaling is of the functions), ends the solve as ``unbounded`` (IPOPT's divergence test)."""
     y, lam, zl, zu = s.y, s.lam, s.zl, s.zu
     lin = linearise(p, y)
     mc = lin.Jc.shape[0]
@@ -272,11 +274,13 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     finite = (jnp.isfinite(lin.f) & jnp.all(jnp.isfinite(lin.g)) & jnp.all(jnp.isfinite(lin.h))
               & lin.Jc.all_finite() & lin.Jd.all_finite() & W.all_finite())
     step = s.step + 1
-    failed = NLPResults.where(~ok, _failure(lin.h, options), NLPResults.iteration_limit)
+    diverged = jnp.max(jnp.abs(y_new[: p.n]), initial=0.0) > options.diverging_iterates_tol
+    stopped = NLPResults.where(diverged, NLPResults.unbounded, NLPResults.iteration_limit)
+    failed = NLPResults.where(~ok, _failure(lin.h, options), stopped)
     result = NLPResults.where(converged, NLPResults.successful,
                               NLPResults.where(~finite, NLPResults.nonfinite,
                                                NLPResults.where(~regular, _singular(lin.h, options), failed)))
-    done = converged | ~finite | ~regular | ~ok | (step >= options.max_steps)
+    done = converged | ~finite | ~regular | ~ok | diverged | (step >= options.max_steps)
     keep = converged | ~finite | ~regular
     pick = lambda old, new: jnp.where(keep, old, new)  # noqa: E731
     new = State(pick(y, y_new), pick(lam, lam_new), pick(zl, zl_new), pick(zu, zu_new), mu, flt,

@@ -16,7 +16,9 @@ class NLPResults(RESULTS):  # pyright: ignore
     successful = ""
     iteration_limit = (
         "The interior-point method reached its iteration limit (`max_steps`) before the optimality conditions held "
-        "to `tol`: raise `max_steps`, start nearer a solution, or loosen `tol`."
+        "to `tol`. If the iterates were still closing in, raise `max_steps` or start nearer a solution; if they "
+        "stalled, the problem may be infeasible (see `constraint_violation`), unbounded below (variables growing "
+        "without bound: add bounds, or lower `diverging_iterates_tol`) or badly scaled."
     )
     step_failure = (
         "The line search could not decrease the merit function along the Newton direction: the problem may be "
@@ -30,6 +32,10 @@ class NLPResults(RESULTS):  # pyright: ignore
     singular_newton = (
         "The Newton (KKT) matrix stayed singular after regularisation: the constraints are linearly dependent "
         "or the problem is degenerate at this point."
+    )
+    unbounded = (
+        "The iterates diverged (a variable's magnitude passed `diverging_iterates_tol`, 1e20 by default): the "
+        "problem is probably unbounded below, or a variable needs a bound."
     )
 
 
@@ -59,6 +65,12 @@ class NLPOptions(eqx.Module):
       equality also imposes, e.g. a time fixed at its lower bound 0) keeps one; the solution is then projected
       onto the original bounds (IPOPT's ``bound_relax_factor`` and ``honor_original_bounds``; Wächter & Biegler
       2006, §3.5). ``0`` (no relaxation: active bounds hold exactly) by default; IPOPT's default is ``1e-8``.
+    - `diverging_iterates_tol` ``> 0``: the solve ends as ``unbounded`` once an iterate has
+      $\\|x\\|_\\infty >$ `diverging_iterates_tol`, ``x`` the variables without the slacks (unscaled: the scaling
+      acts on the functions, never on ``x``; IPOPT's ``diverging_iterates_tol``, default ``1e20``). Along a
+      direction of zero curvature (``min −x``, ``x ≥ 0``) the Newton step's curvature test (``κ = 10⁻¹⁰``) lets
+      ``x`` grow by about ``‖∇f‖_∞ / κ`` an iteration, linearly: lower it to catch such a divergence within
+      `max_steps`.
 
     Each option is checked where it is made (``ValueError``/``TypeError`` naming it) when it is a number; one
     that is traced (an option passed through ``jax.jit``) is used as it is.
@@ -75,6 +87,7 @@ class NLPOptions(eqx.Module):
     scale_constraints: bool = True
     max_backtracks: int = 40
     bound_relax_factor: float = 0.0
+    diverging_iterates_tol: float = 1e20
 
     def __check_init__(self):
         if self.tol is not None:
@@ -88,6 +101,7 @@ class NLPOptions(eqx.Module):
         _real("max_gradient", self.max_gradient, lambda v: v > 0, "positive")
         _integer("max_backtracks", self.max_backtracks)
         _real("bound_relax_factor", self.bound_relax_factor, lambda v: v >= 0, "non-negative")
+        _real("diverging_iterates_tol", self.diverging_iterates_tol, lambda v: v > 0, "positive")
         if not isinstance(self.scale_constraints, (bool, np.bool_)):
             raise TypeError(f"`scale_constraints` must be True or False, got {self.scale_constraints!r}.")
 
