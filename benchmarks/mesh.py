@@ -61,6 +61,8 @@ def main():
     rows = []
 
     def add(item, value, unit, **kw):
+        if kw.get("ratio") is not None and kw.get("cpu_value"):  # run.py judges value / goal, scaled to the CPU time
+            kw["ratio"] = kw["ratio"] * float(value) / kw["cpu_value"]
         rows.append(dict(table="mesh", item=item, value=float(value), unit=unit, **kw))
         write(args, [dict(table="machine", **machine())] + rows, echo=rows[-1:])
 
