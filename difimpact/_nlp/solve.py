@@ -182,8 +182,8 @@ def _make_core(problem: _Problem, options: NLPOptions):
     return core
 
 
-def _checked(objective, x0, equality, inequality, constraints, sparsity, options):
-    """`x0` as a float vector, after checking the arguments' types."""
+def _checked(objective, x0, equality, inequality, constraints, sparsity, options, finite: bool = True):
+    """`x0` as a float vector, after checking the arguments' types (and, with `finite`, `x0`'s values)."""
     instance("options", options, NLPOptions)
     if not callable(objective):
         raise TypeError(f"`objective` must be callable f(x, params), got {objective!r}.")
@@ -194,7 +194,7 @@ def _checked(objective, x0, equality, inequality, constraints, sparsity, options
         raise TypeError("Give `constraints` (both kinds from one function) or `equality`/`inequality`, not both.")
     if sparsity is not None and not isinstance(sparsity, Sparsity):
         raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
-    x0 = as_float("x0", x0)
+    x0 = as_float("x0", x0, finite=finite)
     if x0.ndim != 1:
         raise ValueError(f"`x0` must be a vector (n,), got shape {x0.shape}.")
     return x0
@@ -276,12 +276,23 @@ def solve_nlp(
     print(jax.grad(lambda p: solve(p).value)(1.0))  # 0.1855 = 2 (p − x₀): the implicit function theorem
     ```
     """
-    x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options)
+    return _solve_nlp(objective, x0, params, equality=equality, inequality=inequality, constraints=constraints,
+                      lower=lower, upper=upper, inequality_lower=inequality_lower, inequality_upper=inequality_upper,
+                      sparsity=sparsity, options=options, throw=throw, checked=False)
+
+
+def _solve_nlp(objective, x0, params, *, equality, inequality, constraints, lower, upper, inequality_lower,
+               inequality_upper, sparsity, options, throw, checked: bool) -> NLPSolution:
+    """:func:`solve_nlp`. With `checked`, the values of `x0` and of the bounds were checked by the caller before
+    its program (:func:`_all_bounds` at its Python edge): the program holds no run-time check of them, which would
+    be a host callback (and JAX's persistent compilation cache stores no program with one)."""
+    x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options, finite=not checked)
     n, dtype = x0.shape[0], x0.dtype
     options = _tolerance(options, dtype)
     constraints = _Separate(equality, inequality) if constraints is None else constraints
     problem = _Problem(objective, constraints, sparsity, n, _sizes(objective, constraints, x0, params))
-    xl, xu, dl, du = _all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype)
+    xl, xu, dl, du = _all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype,
+                                 check_values=not checked)
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
     s, sc, violation = _make_core(problem, options)(params, x0, (dl, du), lower_y, upper_y)
     x = s.y[:n] + jax.lax.stop_gradient(jnp.clip(s.y[:n], xl, xu) - s.y[:n])  # the original bounds honoured
@@ -294,16 +305,19 @@ def solve_nlp(
     return sol
 
 
-def _all_bounds(lower, upper, inequality_lower, inequality_upper, n: int, k: int, dtype):
-    """The variables' and the inequalities' bounds as vectors, checked (shapes, order, a finite bound for every
-    inequality)."""
+def _all_bounds(lower, upper, inequality_lower, inequality_upper, n: int, k: int, dtype, *,
+                check_values: bool = True):
+    """The variables' and the inequalities' bounds as vectors, checked: their shapes and, with `check_values`,
+    their values (order, a finite bound for every inequality; in Python where they are concrete, else at run
+    time)."""
     xl, xu = _bounds("lower", lower, n, -jnp.inf, dtype), _bounds("upper", upper, n, jnp.inf, dtype)
-    xl = ordered(xl, xu, ("lower", "upper"))
+    xl = ordered(xl, xu, ("lower", "upper")) if check_values else xl
     dl = _bounds("inequality_lower", inequality_lower, k, -jnp.inf, dtype)
     du = _bounds("inequality_upper", inequality_upper, k, jnp.inf, dtype)
-    dl = ordered(dl, du, ("inequality_lower", "inequality_upper"))
-    dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
-               "`inequality_lower` or `inequality_upper`.")
+    if check_values:
+        dl = ordered(dl, du, ("inequality_lower", "inequality_upper"))
+        dl = check(dl, ~(jnp.isfinite(dl) | jnp.isfinite(du)), "every inequality needs a finite bound: "
+                   "`inequality_lower` or `inequality_upper`.")
     return xl, xu, dl, du
 
 

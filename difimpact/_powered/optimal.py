@@ -8,7 +8,8 @@ import numpy as np
 
 from .._check import _is_concrete
 from .._custom_types import Array, Float, Int, Scalar
-from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
+from .._nlp import NLPOptions, NLPResults, NLPSolution
+from .._nlp.solve import _all_bounds, _solve_nlp
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
 from . import collocation
@@ -280,7 +281,9 @@ def optimal_gait(
         torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits, rate_limits=rate_limits,
         friction=friction, clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off,
         smoothing=smoothing, dtype=jnp.result_type(float))
-    return _solve(problem, _start(problem, guess), options, flag("throw", throw))
+    throw = flag("throw", throw)
+    z0 = as_float("guess", _start(problem, guess))
+    return raise_if_failed(_solve(problem, z0, _bounds(problem, z0), options), throw)
 
 
 def _start(problem: GaitProblem, guess) -> Float[Array, " N"]:
@@ -300,14 +303,38 @@ def _constraints(z, p: GaitProblem):
     return p.constraints(z)
 
 
+def _bounds(problem: GaitProblem, z0):
+    """The bounds of the variables and of the inequalities, ``(lower, upper, inequality_lower, inequality_upper)``,
+    checked before the program (:func:`~difimpact._nlp.solve._all_bounds`): in Python where they are concrete,
+    by ``equinox.error_if`` in the caller's program where they are traced."""
+    lower, upper = problem.variable_bounds(z0.dtype)
+    d_lo, d_hi = problem.inequality_bounds(z0.dtype)
+    k = 0 if d_lo is None else d_lo.shape[0]
+    return _all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
+
+
+def raise_if_failed(gait, throw: bool):
+    """`gait` (an :class:`OptimalGait` or a human gait), a failed solve raised with `throw`: after its program, in
+    Python, where its ``result`` is concrete (``equinox.EquinoxRuntimeError`` with the result's message, as
+    ``error_if`` raises it); by ``error_if`` in the caller's program where it is traced (the call inside the
+    caller's ``jit``, ``vmap`` or ``grad``). The solve's own program thus holds no host callback, and JAX's
+    persistent compilation cache keeps it."""
+    result = gait.result
+    if not throw:
+        return gait
+    if result.is_traced():
+        return result.error_if(gait, result != NLPResults.successful)
+    if not bool(result == NLPResults.successful):
+        raise eqx.EquinoxRuntimeError(NLPResults[result])
+    return gait
+
+
 @eqx.filter_jit
-def _solve(problem: GaitProblem, z0, options: NLPOptions, throw: bool) -> OptimalGait:
-    """The transcribed problem solved (one compiled program per problem structure, reused by later calls)."""
-    dtype = z0.dtype
-    lower, upper = problem.variable_bounds(dtype)
-    d_lo, d_hi = problem.inequality_bounds(dtype)
-    has_ineq = d_lo is not None
-    sol = solve_nlp(_objective, z0, problem, constraints=_constraints,
-                    lower=lower, upper=upper, inequality_lower=d_lo if has_ineq else 0.0, inequality_upper=d_hi,
-                    sparsity=sparsity(problem), options=options, throw=throw)
+def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
+    """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from
+    `z0` within `bounds` (:func:`_bounds`), both checked before it: no run-time check in the program."""
+    lower, upper, d_lo, d_hi = bounds
+    sol = _solve_nlp(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
+                     lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
+                     sparsity=sparsity(problem), options=options, throw=False, checked=True)
     return _gait(problem, sol)
