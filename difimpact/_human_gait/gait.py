@@ -11,9 +11,11 @@ import numpy as np
 from .._custom_types import Array, Float, Int, Scalar
 from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
-from .._nlp import NLPOptions, NLPResults, NLPSolution, solve_nlp
+from .._nlp import NLPOptions, NLPResults, NLPSolution
+from .._nlp.solve import _solve_nlp
 from .._powered import collocation
-from .._validation import flag, instance, positive
+from .._powered.optimal import raise_if_failed
+from .._validation import as_float, flag, instance, positive
 from . import phases as ph
 from .phases import PHASES, N
 from .problem import IE, IT, ITAU, B, HumanGaitProblem, S, U, sparsity
@@ -243,10 +245,11 @@ def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3
         z0 = guess.solution.x
     else:
         z0 = initial_guess(problem) if guess is None else guess
+    throw = flag("throw", throw)
     z0 = jnp.asarray(z0, jnp.result_type(float))
     if z0.shape != (problem.size,):
         raise ValueError(f"`guess`: expected {problem.size} variables for this mesh, got shape {z0.shape}.")
-    return _solve(problem, z0, options, flag("throw", throw))
+    return raise_if_failed(_solve(problem, as_float("guess", z0), options), throw)
 
 
 def _objective(z, p):
@@ -258,11 +261,15 @@ def _constraints(z, p):
 
 
 @eqx.filter_jit
-def _solve(problem: HumanGaitProblem, z0, options: NLPOptions, throw: bool) -> HumanGait:
+def _solve(problem: HumanGaitProblem, z0, options: NLPOptions) -> HumanGait:
+    """The transcribed problem solved from `z0` (checked before the program). Its bounds hold by construction
+    (:meth:`~.problem.HumanGaitProblem.variable_bounds` from the checked `duration_bounds` and `torque_max`;
+    every inequality ``≥ 0``): the program checks neither, nor the result (:func:`raise_if_failed` does, after
+    it)."""
     dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
-    sol = solve_nlp(_objective, z0, problem, constraints=_constraints, lower=lower, upper=upper,
-                    inequality_lower=d_lo, inequality_upper=d_hi, sparsity=sparsity(problem), options=options,
-                    throw=throw)
+    sol = _solve_nlp(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
+                     lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
+                     sparsity=sparsity(problem), options=options, throw=False, checked=True)
     return _gait(problem, sol)
