@@ -43,7 +43,7 @@ def solver(options):
     base = problem_at(SPEED)
 
     def solve(speed, z0):
-        return hg._solve(eqx.tree_at(lambda p: p.speed, base, speed), z0, options, False)
+        return hg._solve(eqx.tree_at(lambda p: p.speed, base, speed), z0, options)
 
     return solve
 

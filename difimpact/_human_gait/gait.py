@@ -12,7 +12,7 @@ from .._custom_types import Array, Float, Int, Scalar
 from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
 from .._nlp import NLPOptions, NLPResults, NLPSolution
-from .._nlp.solve import _solve_nlp
+from .._nlp.solve import solve_nlp_prechecked
 from .._powered import collocation
 from .._powered.optimal import raise_if_failed
 from .._validation import as_float, flag, instance, positive
@@ -176,14 +176,13 @@ def _durations(value) -> Float[Array, "4 2"]:
                          f"{names}), got shape {arr.shape}.")
     if not np.all(np.isfinite(arr) & (arr > 0)):
         raise ValueError(f"`duration_bounds` must be finite and positive [s], got {value!r}.")
-    bounds = positive("duration_bounds", np.broadcast_to(arr, (len(PHASES), 2)))
-    arr = np.asarray(bounds)
+    arr = np.broadcast_to(arr, (len(PHASES), 2))
     bad = np.flatnonzero(arr[:, 0] > arr[:, 1])
     if bad.size:
         i = int(bad[0])
         raise ValueError(f"`duration_bounds` of phase {i} ({names[i]!r}): lower {arr[i, 0]:g} s exceeds upper "
                          f"{arr[i, 1]:g} s.")
-    return bounds
+    return positive("duration_bounds", arr)
 
 
 def make_problem(human, speed, *, segments, method, friction, torque_max, duration_bounds, tracking=None,
@@ -269,7 +268,7 @@ def _solve(problem: HumanGaitProblem, z0, options: NLPOptions) -> HumanGait:
     dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
-    sol = _solve_nlp(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
+    sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
                      lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
                      sparsity=sparsity(problem), options=options, throw=False, checked=True)
     return _gait(problem, sol)

@@ -39,9 +39,10 @@ REFINEMENTS = 2
 
 class Assembly:
     """The bordered band ordering of the reduced matrix ``[[A, J_cᵀ], [J_c, ·]]`` (the sparsity's border and
-    its dense variables last) and where every stored value lands in its flat storage (:mod:`.bordered`): the Hessian's nonzeros, the diagonal of ``A``, the pairs of ``J_d``'s nonzeros
-    in one row (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the
-    diagonal of the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
+    its dense variables last) and where every stored value lands in its flat storage (:mod:`.bordered`): the
+    Hessian's nonzeros, the diagonal of ``A``, the pairs of ``J_d``'s nonzeros in one row
+    (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the diagonal of
+    the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
 
     def __init__(self, sparsity: Sparsity, mc: int):
         J, H = sparsity.jacobian, sparsity.hessian

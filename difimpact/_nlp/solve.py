@@ -276,22 +276,24 @@ def solve_nlp(
     print(jax.grad(lambda p: solve(p).value)(1.0))  # 0.1855 = 2 (p − x₀): the implicit function theorem
     ```
     """
-    return _solve_nlp(objective, x0, params, equality=equality, inequality=inequality, constraints=constraints,
-                      lower=lower, upper=upper, inequality_lower=inequality_lower, inequality_upper=inequality_upper,
-                      sparsity=sparsity, options=options, throw=throw, checked=False)
+    return solve_nlp_prechecked(objective, x0, params, equality=equality, inequality=inequality,
+                                constraints=constraints, lower=lower, upper=upper, inequality_lower=inequality_lower,
+                                inequality_upper=inequality_upper, sparsity=sparsity, options=options, throw=throw,
+                                checked=False)
 
 
-def _solve_nlp(objective, x0, params, *, equality, inequality, constraints, lower, upper, inequality_lower,
-               inequality_upper, sparsity, options, throw, checked: bool) -> NLPSolution:
+def solve_nlp_prechecked(objective, x0, params, *, equality, inequality, constraints, lower, upper,
+                         inequality_lower, inequality_upper, sparsity, options, throw,
+                         checked: bool) -> NLPSolution:
     """:func:`solve_nlp`. With `checked`, the values of `x0` and of the bounds were checked by the caller before
-    its program (:func:`_all_bounds` at its Python edge): the program holds no run-time check of them, which would
+    its program (:func:`all_bounds` at its Python edge): the program holds no run-time check of them, which would
     be a host callback (and JAX's persistent compilation cache stores no program with one)."""
     x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options, finite=not checked)
     n, dtype = x0.shape[0], x0.dtype
     options = _tolerance(options, dtype)
     constraints = _Separate(equality, inequality) if constraints is None else constraints
     problem = _Problem(objective, constraints, sparsity, n, _sizes(objective, constraints, x0, params))
-    xl, xu, dl, du = _all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype,
+    xl, xu, dl, du = all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype,
                                  check_values=not checked)
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)
     s, sc, violation = _make_core(problem, options)(params, x0, (dl, du), lower_y, upper_y)
@@ -305,7 +307,7 @@ def _solve_nlp(objective, x0, params, *, equality, inequality, constraints, lowe
     return sol
 
 
-def _all_bounds(lower, upper, inequality_lower, inequality_upper, n: int, k: int, dtype, *,
+def all_bounds(lower, upper, inequality_lower, inequality_upper, n: int, k: int, dtype, *,
                 check_values: bool = True):
     """The variables' and the inequalities' bounds as vectors, checked: their shapes and, with `check_values`,
     their values (order, a finite bound for every inequality; in Python where they are concrete, else at run

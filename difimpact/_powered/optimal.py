@@ -9,7 +9,7 @@ import numpy as np
 from .._check import _is_concrete
 from .._custom_types import Array, Float, Int, Scalar
 from .._nlp import NLPOptions, NLPResults, NLPSolution
-from .._nlp.solve import _all_bounds, _solve_nlp
+from .._nlp.solve import all_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
 from . import collocation
@@ -305,12 +305,12 @@ def _constraints(z, p: GaitProblem):
 
 def _bounds(problem: GaitProblem, z0):
     """The bounds of the variables and of the inequalities, ``(lower, upper, inequality_lower, inequality_upper)``,
-    checked before the program (:func:`~difimpact._nlp.solve._all_bounds`): in Python where they are concrete,
+    checked before the program (:func:`~difimpact._nlp.solve.all_bounds`): in Python where they are concrete,
     by ``equinox.error_if`` in the caller's program where they are traced."""
     lower, upper = problem.variable_bounds(z0.dtype)
     d_lo, d_hi = problem.inequality_bounds(z0.dtype)
     k = 0 if d_lo is None else d_lo.shape[0]
-    return _all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
+    return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
 
 
 def raise_if_failed(gait, throw: bool):
@@ -334,7 +334,7 @@ def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait
     """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from
     `z0` within `bounds` (:func:`_bounds`), both checked before it: no run-time check in the program."""
     lower, upper, d_lo, d_hi = bounds
-    sol = _solve_nlp(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
+    sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
                      lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
                      sparsity=sparsity(problem), options=options, throw=False, checked=True)
     return _gait(problem, sol)
