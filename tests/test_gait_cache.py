@@ -130,6 +130,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # two processes, one compile each (about 40 s): in .ci/run's second stage
 def test_second_process_loads_the_gait_program(tmp_path):
     """A first process compiles the program of `optimal_gait` called from Python and stores it; a second finds
     it (a cache hit) and stores nothing new. Both raise the failed solve (the iteration limit, with the same

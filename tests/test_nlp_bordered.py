@@ -9,8 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from difimpact._nlp import banded, bordered
+from difimpact._nlp import banded, bordered, newton
 from difimpact._nlp.matrix import Pattern
+from difimpact._nlp.sparsity import Sparsity
 
 
 def _ring(rng, stages=9, b=4, k_close=2, symmetric=False):
@@ -140,3 +141,43 @@ def test_structure_holds_no_dense_pattern():
         tracemalloc.stop()
     assert s.band.lower <= 2 * 12 and s.band.upper <= 2 * 12
     assert peak < 20 * rows.nbytes, (peak, rows.nbytes)  # measured 13×; a dense pattern 47×
+
+
+def _ring_nlp(n=16):
+    """``min Σ u² + Σ (x − sin i)²`` subject to ``x_{i+1} = x_i + u_i`` around a ring (``x_0 = x_{n−1} + u_{n−1}``):
+    variables ``(x_i, u_i)`` point after point; the last row (the ring's closure) and the first point are the
+    border."""
+    target = jnp.sin(jnp.arange(n))
+    objective = lambda z, p: jnp.sum(z[1::2] ** 2) + p * jnp.sum((z[0::2] - target) ** 2)  # noqa: E731
+    equality = lambda z, p: jnp.roll(z[0::2], -1) - z[0::2] - z[1::2]  # noqa: E731
+    rows = np.repeat(np.arange(n), 3)
+    cols = np.stack([2 * np.arange(n), 2 * ((np.arange(n) + 1) % n), 2 * np.arange(n) + 1], axis=1).reshape(-1)
+    jacobian = Pattern(rows, cols, (n, 2 * n))
+    colours = np.concatenate([np.arange(2 * n - 2) % 6, [6, 7]])  # the last point meets the first
+    hessian = Pattern(np.arange(2 * n), np.arange(2 * n), (2 * n, 2 * n))
+
+    def sparsity(border):
+        extra = dict(border_variables=[0, 1], border_equalities=[n - 1]) if border else {}
+        return Sparsity(colours, jacobian, np.zeros(2 * n, int), hessian, np.zeros(2 * n, bool), **extra)
+
+    return objective, equality, sparsity
+
+
+def test_a_ring_solved_through_its_border_equals_dense(monkeypatch):
+    """`solve_nlp` on a periodic chain with the border forced (`BORDER_MIN` = 0) and dense: the same optimum,
+    multipliers and gradient of the optimum (the implicit function theorem through the bordered factors)."""
+    import difimpact as di
+
+    objective, equality, sparsity = _ring_nlp()
+    monkeypatch.setattr(newton, "BORDER_MIN", 0)
+    newton.structure.cache_clear()
+    out = {}
+    for name, sp in (("border", sparsity(True)), ("dense", None)):
+        solve = jax.jit(lambda p, sp=sp: di.solve_nlp(objective, jnp.zeros(32), p, equality=equality, sparsity=sp))
+        sol = solve(0.7)
+        grad = jax.grad(lambda p, solve=solve: solve(p).value)(0.7)
+        out[name] = (sol.x, sol.multipliers, grad)
+    assert newton.structure(sparsity(True), 16).structure.sizes == (45, 3)
+    newton.structure.cache_clear()
+    for a, b in zip(out["border"], out["dense"]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)

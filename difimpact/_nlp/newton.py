@@ -25,6 +25,7 @@ nonzeros of row ``r`` of ``J_d``) besides the factorisation, linear in the mesh.
 import functools
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -35,6 +36,7 @@ from .matrix import AbstractMatrix, Pattern, SparseMatrix
 from .sparsity import Sparsity
 
 REFINEMENTS = 2
+BORDER_MIN = 1500  # unknowns (n + m_c) from which the ring's border is eliminated apart
 
 
 class Assembly:
@@ -44,7 +46,7 @@ class Assembly:
     (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the diagonal of
     the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
 
-    def __init__(self, sparsity: Sparsity, mc: int):
+    def __init__(self, sparsity: Sparsity, mc: int, border: bool = True):
         J, H = sparsity.jacobian, sparsity.hessian
         n = J.shape[1]
         top = J.rows < mc
@@ -58,8 +60,8 @@ class Assembly:
         cols = np.concatenate([H.cols, rb, diag_x, self.jc.cols, n + self.jc.rows, diag_c])
         self.n, self.mc = n, mc
         equalities = sparsity.border_equalities[sparsity.border_equalities < mc]
-        border = np.concatenate([sparsity.border_variables, np.flatnonzero(sparsity.hessian_dense), n + equalities])
-        self.structure = bordered.BorderedStructure.of(rows, cols, n + mc, border)
+        unknowns = np.concatenate([sparsity.border_variables, np.flatnonzero(sparsity.hessian_dense), n + equalities])
+        self.structure = bordered.BorderedStructure.of(rows, cols, n + mc, unknowns if border else ())
         position = self.structure.positions
         self.a_positions = np.concatenate([position(H.rows, H.cols), position(ra, rb), position(diag_x, diag_x)])
         self.c_positions = np.concatenate([position(n + self.jc.rows, self.jc.cols),
@@ -103,10 +105,12 @@ def _pairs(p: Pattern):
 @functools.cache
 def structure(sparsity: Sparsity | None, mc: int) -> Assembly | None:
     """The assembly of the reduced matrix in band storage, or ``None`` (dense) where there is no sparsity or the
-    band would be wider than a third of the matrix (a dense row: a free final time)."""
+    band would be wider than a third of the matrix (a dense row: a free final time). The border (:mod:`.bordered`)
+    is used from ``BORDER_MIN`` unknowns on: below it a folded band costs about as much per solve, and its program
+    is smaller and quicker to compile (no Schur complement, no refinement)."""
     if sparsity is None:
         return None
-    assembly = Assembly(sparsity, mc)
+    assembly = Assembly(sparsity, mc, border=sparsity.jacobian.shape[1] + mc >= BORDER_MIN)
     return assembly if assembly.banded else None
 
 
@@ -173,11 +177,11 @@ def _reduced_solve(R: Reduced, rhs):
     if R.assembly is None:
         return lu_solve(R.lu, rhs)
     structure = R.assembly.structure
-    sol = bordered.solve(structure, R.lu, rhs)
-    if structure.sizes[1]:
-        for _ in range(REFINEMENTS):
-            sol = sol + bordered.solve(structure, R.lu, rhs - _times(R, sol))
-    return sol
+    if not structure.sizes[1]:
+        return bordered.solve(structure, R.lu, rhs)
+    # x₀ = 0, x_{i+1} = x_i + K̃⁻¹ (b − K x_i): the first turn is the plain solve; one traced copy of the solve
+    refine = lambda _, x: x + bordered.solve(structure, R.lu, rhs - _times(R, x))  # noqa: E731
+    return jax.lax.fori_loop(0, REFINEMENTS + 1, refine, jnp.zeros_like(rhs))
 
 
 def solve(R: Reduced, rx, rs, rc, rd):
