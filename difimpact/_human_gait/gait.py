@@ -13,7 +13,7 @@ from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.solve import solve_nlp_prechecked
-from .._powered import collocation
+from .._collocation import methods as collocation
 from .._powered.optimal import raise_if_failed
 from .._validation import as_float, flag, instance, positive
 from . import phases as ph

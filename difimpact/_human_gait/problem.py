@@ -31,7 +31,7 @@ from .._custom_types import Array, Float, Scalar
 from .._models.seven_link_human import SevenLinkHuman
 from .._nlp.matrix import Pattern
 from .._nlp.sparsity import Sparsity
-from .._powered import collocation
+from .._collocation import methods as collocation
 from . import phases as ph
 from .phases import PHASES, K, N
 

@@ -12,7 +12,7 @@ from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.solve import all_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
-from . import collocation
+from .._collocation import methods as collocation
 from .biped import PoweredBiped
 from .problem import COSTS, GaitProblem, NORMALISATIONS, sparsity
 

@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Scalar
-from .._nlp.matrix import Pattern
+from .._collocation.stages import StageRows, stage_sparsity
 from .._nlp.sparsity import Sparsity
-from . import collocation
+from .._collocation import methods as collocation
 from .biped import PoweredBiped
 
 COSTS = ("torque-squared", "positive-work")
@@ -219,66 +219,44 @@ def sparsity(problem: GaitProblem) -> Sparsity:
     """The derivatives' sparsity of :class:`GaitProblem` (rows in the order of its `equality` and `inequality`):
     a point's variables meet the defects of its segments, its own path constraints and, for the first and last
     point, the boundary rows; the Hessian is block diagonal per point but for ``T`` and, with a normalised cost
-    and a free step length, the last point's angles. Built from the layout by its nonzeros, ``O(nnz)``."""
+    and a free step length, the last point's angles. From the layout (:mod:`difimpact._collocation.stages`),
+    ``O(nnz)``."""
     lay, j = problem.layout, problem.biped.joints
     cols, T = _columns(lay)
-    G, b = lay.points, cols.shape[1]
-    rows = []  # each row's columns
-
-    def row(points, extra=(), count=1):
-        rows.extend([np.concatenate([cols[list(points)].reshape(-1), np.asarray(extra, int)])] * count)
-
+    G = lay.points
+    rows = StageRows(cols, lay.size)
     t = () if T is None else (T,)
     hs = problem.method == "hermite-simpson"
     segments = [(2 * i, 2 * i + 1, 2 * i + 2) if hs else (i, i + 1) for i in range(problem.segments)]
     for _ in range(2 if hs else 1):
         for seg in segments:
-            row(seg, t, lay.states)
-    row((0, G - 1), count=2 * j)
-    row((G - 1,))
+            rows.add(seg, t, lay.states)
+    periodicity = len(rows) + np.arange(2 * j)  # the ring's border (:mod:`difimpact._nlp.bordered`)
+    rows.add((0, G - 1), count=2 * j)
+    rows.add((G - 1,))
     if problem.step_length is not None:
-        row((G - 1,))
+        rows.add((G - 1,))
     if problem.speed is not None:
-        row((G - 1,), t)
+        rows.add((G - 1,), t)
     for count in (len(problem.limit_pairs), len(problem.rate_pairs)):
         for p in range(G):
-            row((p,), count=count)
+            rows.add((p,), count=count)
     if problem.friction is not None:
         for _ in range(3):
             for p in range(G):
-                row((p,))
+                rows.add((p,))
     if problem.clearance is not None:
         for p in range(1, G - 1):
-            row((p,))
+            rows.add((p,))
     if problem.foot_velocity == "both":
-        row((0,))
+        rows.add((0,))
     if problem.foot_velocity != "none":
-        row((G - 1,))
+        rows.add((G - 1,))
     if problem.lift_off == "impose":
-        row((G - 1,))
-    pattern = Pattern(np.repeat(np.arange(len(rows)), [r.size for r in rows]), np.concatenate(rows),
-                      (len(rows), lay.size))
-    # Jacobian: points three apart share no row (a segment's rows meet three consecutive points of the
-    # Hermite–Simpson mesh, two of the trapezoidal one); the first and last meet in the periodicity rows
-    groups = 3
-    jc = np.zeros(lay.size, int)
-    jc[cols[:G - 1]] = (np.arange(G - 1) % groups)[:, None] * b + np.arange(b)
-    jc[cols[G - 1]] = groups * b + np.arange(b)
-    if T is not None:
-        jc[T] = (groups + 1) * b
-    dense = np.zeros(lay.size, bool)
-    if T is not None:
-        dense[T] = True
+        rows.add((G - 1,))
+    dense = list(t)
     if problem.normalise != "none" and problem.step_length is None:
-        dense[cols[G - 1, :j]] = True
-    # Hessian: each point's block, and the dense variables' rows and columns
-    every, heavy = np.arange(lay.size), np.flatnonzero(dense)
-    hr = [np.repeat(cols, b, axis=1).reshape(-1), np.repeat(heavy, lay.size), np.tile(every, heavy.size)]
-    hc = [np.tile(cols, (1, b)).reshape(-1), np.tile(every, heavy.size), np.repeat(heavy, lay.size)]
-    hp = Pattern(np.concatenate(hr), np.concatenate(hc), (lay.size, lay.size))
-    colours = np.zeros(lay.size, int)
-    colours[cols] = np.arange(b)
-    colours[dense] = b + np.arange(dense.sum())
-    # the ring's border (:mod:`difimpact._nlp.bordered`): the first point and the periodicity rows
-    periodicity = (2 if hs else 1) * problem.segments * lay.states + np.arange(2 * j)
-    return Sparsity(jc, pattern, colours, hp, dense, border_variables=cols[0], border_equalities=periodicity)
+        dense += list(cols[G - 1, :j])
+    # points three apart share no row (a segment's rows meet three consecutive points of the Hermite–Simpson
+    # mesh, two of the trapezoidal one)
+    return stage_sparsity(rows, groups=3, globals_=t, dense=dense, border_equalities=periodicity)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from .._custom_types import Array, Bool, Float, Int, Scalar
 from .._hybrid import EVENT_SHIFT, AbstractHybridSystem
 from .._linalg import full_precision
-from . import collocation
+from .._collocation import methods as collocation
 from .optimal import OptimalGait
 
 _CLEARANCE = 1e-6  # height [m] above the ground that arms the heel strike

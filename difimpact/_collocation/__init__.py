@@ -1,0 +1,1 @@
+"""Direct collocation of gaits: the transcription's methods and mesh, and its structure from the layout."""
