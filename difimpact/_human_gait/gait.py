@@ -8,6 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._check import checks_as_nan
+from .._collocation import multiphase
+from .._collocation.mesh import Mesh
 from .._custom_types import Array, Float, Int, Scalar
 from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
@@ -76,14 +79,14 @@ def _gait(problem: HumanGaitProblem, sol: NLPSolution) -> HumanGait:
     q_end, qd_end = problem.end(sol.x)
     length = problem.step_length(sol.x)
     pos = w @ jnp.maximum(power, 0.0).sum(1)
-    mass = jnp.sum(problem.human.tree().mass)
+    mass = jnp.sum(problem.model.tree().mass)
     o = problem.offsets
     return HumanGait(
         t=x[:, IT], q=x[:, :N], qdot=x[:, N:2 * N], u=u, grf=feet[:, :, ::-1],
         phase=jnp.asarray(np.repeat(np.arange(len(PHASES)), problem.points)),
         durations=x[np.array(o[:-1]), ITAU], step_time=x[-1, IT], step_length=length, speed=length / x[-1, IT],
         cost=U**2 * sol.value, effort=U**2 * x[-1, IE] / length, positive_work=pos, net_work=w @ power.sum(1),
-        cost_of_transport=pos / (mass * length), impact=ph.heel_strike(problem.human, q_end, qd_end),
+        cost_of_transport=pos / (mass * length), impact=ph.heel_strike(problem.model, q_end, qd_end),
         problem=problem, solution=sol, result=sol.result, iterations=sol.iterations)
 
 
@@ -128,7 +131,7 @@ def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.nda
     theta = measured_angles(50.0 * (start + np.asarray(SHARES)[p] * s))
     theta = np.clip(theta, np.array([-1, 0.02, -0.55] * 2), np.array([0.65, 1.35, 0.55] * 2))
     q = np.concatenate([np.zeros((G, 3)), theta], axis=1)
-    feet = np.asarray(jax.vmap(_positions, in_axes=(None, 0))(problem.human, jnp.asarray(q)))  # (G, 2, 2)
+    feet = np.asarray(jax.vmap(_positions, in_axes=(None, 0))(problem.model, jnp.asarray(q)))  # (G, 2, 2)
     toe = p == len(PHASES) - 1
     flat_end = problem.offsets[-2] - 1
     anchor = np.where(toe[:, None], [feet[flat_end, 1, 0] - feet[flat_end, 0, 0], 0.0], 0.0)
@@ -145,20 +148,9 @@ def initial_guess(problem: HumanGaitProblem, step_length: float = 0.7) -> np.nda
 
 
 def resample(gait: HumanGait, problem: HumanGaitProblem) -> np.ndarray:
-    """A start vector for `problem` from `gait`'s optimum on another mesh (a warm start): per phase every state and
-    torque interpolated linearly in phase time, the time since heel strike from the durations."""
-    old = gait.problem
-    Z, s_old, s_new = np.asarray(gait.solution.x).reshape(-1, B), old.times(), problem.times()
-    out = []
-    for p in range(len(PHASES)):
-        a, b = old.offsets[p:p + 2]
-        c, d = problem.offsets[p:p + 2]
-        out.append(np.stack([np.interp(s_new[c:d], s_old[a:b], Z[a:b, i]) for i in range(B)], axis=1))
-    Z = np.concatenate(out)
-    start = np.concatenate([[0.0], np.cumsum(Z[np.array(problem.offsets[:-1]), ITAU])])
-    phase = np.repeat(np.arange(len(PHASES)), problem.points)
-    Z[:, IT] = start[phase] + Z[:, ITAU] * s_new
-    return Z.reshape(-1)
+    """A start vector for `problem` from `gait`'s optimum on another mesh (a warm start;
+    :func:`~difimpact._collocation.multiphase.resample`)."""
+    return multiphase.resample(problem, gait.problem, gait.solution.x)
 
 
 def _durations(value) -> Float[Array, "4 2"]:
@@ -199,8 +191,8 @@ def make_problem(human, speed, *, segments, method, friction, torque_max, durati
     f = lambda name, v: positive(name, v, shape=())
     bounds = _durations(duration_bounds)
     return HumanGaitProblem(human, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
-                            (bounds[:, 0], bounds[:, 1]), tracking, segments, method,
-                            tuple(float(r) for r in grading))
+                            (bounds[:, 0], bounds[:, 1]), () if tracking is None else (tracking,), ph.STEP,
+                            Mesh(method, segments, tuple(float(r) for r in grading)), U)
 
 
 def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3), method="hermite-simpson",
@@ -264,11 +256,15 @@ def _solve(problem: HumanGaitProblem, z0, options: NLPOptions) -> HumanGait:
     """The transcribed problem solved from `z0` (checked before the program). Its bounds hold by construction
     (:meth:`~.problem.HumanGaitProblem.variable_bounds` from the checked `duration_bounds` and `torque_max`;
     every inequality ``≥ 0``): the program checks neither, nor the result (:func:`raise_if_failed` does, after
-    it)."""
+    it). The model's own checks (a singular mass matrix, an overflow) make the values they guard NaN
+    (:func:`~difimpact._check.checks_as_nan`), which the solve rejects as a trial point or reports as
+    ``NLPResults.nonfinite``."""
     dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
-    sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
-                     lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
-                     sparsity=sparsity(problem), options=options, throw=False, checked=True)
-    return _gait(problem, sol)
+    with checks_as_nan():
+        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
+                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
+                                   inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
+                                   checked=True)
+        return _gait(problem, sol)

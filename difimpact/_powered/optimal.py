@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._check import _is_concrete
+from .._check import _is_concrete, checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.solve import all_bounds, solve_nlp_prechecked
@@ -332,9 +332,13 @@ def raise_if_failed(gait, throw: bool):
 @eqx.filter_jit
 def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
     """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from
-    `z0` within `bounds` (:func:`_bounds`), both checked before it: no run-time check in the program."""
+    `z0` within `bounds` (:func:`_bounds`), both checked before it: no run-time check in the program. The model's
+    own checks (a singular mass matrix, an overflow) make the values they guard NaN (:func:`checks_as_nan`), which
+    the solve rejects as a trial point or reports as ``NLPResults.nonfinite``."""
     lower, upper, d_lo, d_hi = bounds
-    sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
-                     lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
-                     sparsity=sparsity(problem), options=options, throw=False, checked=True)
-    return _gait(problem, sol)
+    with checks_as_nan():
+        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
+                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
+                                   inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
+                                   checked=True)
+        return _gait(problem, sol)
