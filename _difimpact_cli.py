@@ -2,13 +2,13 @@
 
 A module beside the ``difimpact`` package rather than in it: importing anything from the package imports the
 library, and with it JAX, which takes seconds. ``--help``, ``--version`` and ``list`` answer from the standard
-library and ``difimpact/_experiments/catalogue.json`` (the experiments' names, papers and targets, written from
-the registry by ``python -m difimpact._experiments.catalogue``); ``reproduce`` hands over to
-:mod:`difimpact._cli`, which imports JAX and runs the experiments.
+library and ``difimpact/papers/catalogue.json`` (the experiments' names, papers and targets, written from the
+registry by ``python -m difimpact.papers.catalogue``, and read here through that module's file); ``reproduce``
+hands over to :mod:`difimpact._cli`, which imports JAX and runs the experiments. The imports run one way: this
+module imports the catalogue and :mod:`difimpact._cli`, and neither imports it.
 """
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -25,37 +25,40 @@ _DESCRIPTION = """Reproduce the tables and figures of the papers behind difimpac
 _QUICK_SKIPS = "Font-Llagunes et al. 2010"  # the paper whose compliant sweeps --quick skips
 
 
-def experiments_folder() -> pathlib.Path:
-    """The folder of ``difimpact._experiments``, found without importing the package."""
+def papers_folder() -> pathlib.Path:
+    """The folder of ``difimpact.papers``, found without importing the package."""
     spec = importlib.util.find_spec("difimpact")
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the difimpact package is not installed")
-    return pathlib.Path(next(iter(spec.submodule_search_locations))) / "_experiments"
+    return pathlib.Path(next(iter(spec.submodule_search_locations))) / "papers"
+
+
+def _catalogue_module():
+    """``difimpact/papers/catalogue.py`` loaded from its file: it imports the standard library only, where
+    importing it from the package would import the library (and JAX)."""
+    spec = importlib.util.spec_from_file_location("_difimpact_catalogue", papers_folder() / "catalogue.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fingerprint(folder: pathlib.Path) -> str:
-    """A hash of the experiments' source files: the catalogue is that of the registry they define while it
-    matches."""
-    digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """A hash of the papers' source files under `folder` (:func:`difimpact.papers.catalogue.fingerprint`)."""
+    return _catalogue_module().fingerprint(folder)
 
 
 def catalogue() -> list[dict]:
     """The experiments as ``difimpact list`` shows them (name, paper, paper_full, target, description), in
     registry order: from ``catalogue.json`` when it was written from the present sources, else from the registry
     itself (importing the experiments, and JAX)."""
-    folder = experiments_folder()
+    module = _catalogue_module()
     try:
-        stored = json.loads((folder / "catalogue.json").read_text(encoding="utf-8"))
+        stored = json.loads(module.PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         stored = {}
-    if stored.get("fingerprint") == fingerprint(folder):
+    if stored.get("fingerprint") == fingerprint(module.PATH.parent):
         return stored["experiments"]
-    from difimpact._experiments.catalogue import entries
-
-    return entries()
+    return module.entries()
 
 
 def _list(entries: list[dict], verbose: bool) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 from difimpact._compliant import dynamics
 from _common import NumpyCrutchWalker, compile_time, machine, median_time, parse_args, write
 
@@ -51,7 +51,7 @@ def jittered_states(walker, n):
 def difimpact_batch(walker, q, qdot, mu):
     """``P_n, P_t``, accepted steps, whether it ends stuck and whether it succeeded, per member (``throw=False``:
     a failed member is counted, not raised)."""
-    tip = seed000_tip_contact()
+    tip = tip_contact()
     res = jax.vmap(lambda a, b, m: di.compliant_impact(walker, a, b, "Q", normal=tip.normal_law,
                                                        friction=di.Coulomb(m), throw=False))(q, qdot, mu)
     return (res.normal_impulse[:, 0], res.tangential_impulse[:, 0], res.n_steps, res.final_stick[:, 0],
@@ -65,7 +65,7 @@ class ScipyCompliant:
 
     def __init__(self, walker, method="LSODA"):
         self.nw = NumpyCrutchWalker(walker)
-        tip = seed000_tip_contact()
+        tip = tip_contact()
         self.k, self.chi = float(tip.normal_law.stiffness), float(tip.normal_law.damping)
         self.method = method
         self.nfev = 0
@@ -194,7 +194,7 @@ def main():
     from difimpact._compliant.system import CompliantContactSystem
 
     n = batches[-1]
-    contact = seed000_tip_contact()
+    contact = tip_contact()
     y = jnp.concatenate([jnp.zeros((n, 6)), jnp.asarray(qdot[:n]), jnp.zeros((n, 5))], axis=1)
     modes = ContactModes(jnp.ones(1, bool), jnp.zeros(1, bool), jnp.ones(1), jnp.full(1, jnp.inf))
 

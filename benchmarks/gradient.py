@@ -18,7 +18,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 from _common import compile_time, loop_time, machine, median_time, parse_args, seed000_states, write
 
 
@@ -35,7 +35,7 @@ def impulsive_loss(params, static, q3, q5dot, mu):
 def compliant_loss(params, static, q3, q5dot, mu):
     walker = eqx.combine(params, static)
     q, qdot = walker.pre_impact_state(q3, q5dot)
-    tip = seed000_tip_contact(mu=mu)
+    tip = tip_contact(mu=mu)
     res = di.compliant_impact(walker, q, qdot, "Q", normal=tip.normal_law, friction=tip.friction_law)
     return -(res.normal_work[0] + res.tangential_work[0])
 

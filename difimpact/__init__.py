@@ -139,14 +139,7 @@ from ._powered import (
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._cache import use_compilation_cache as use_compilation_cache
 from ._draw import draw_model as draw_model
-from ._problems import (
-    ankle_blocking as ankle_blocking,
-    biped_torso as biped_torso,
-    compass_foot_radius as compass_foot_radius,
-    crutch_peak_force as crutch_peak_force,
-    GridSearch as GridSearch,
-    Problem as Problem,
-)
+from ._problem import GridSearch as GridSearch, Problem as Problem
 from ._objectives import (
     constrained_energy_index as constrained_energy_index,
     energy_index as energy_index,
@@ -161,6 +154,12 @@ from ._results import RESULTS as RESULTS
 from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult, OptimiseResults as OptimiseResults
 from ._sweep import grid as grid, sweep as sweep
 from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
+
+# The papers' worked optimisation problems, importable from here as before. Last: their modules use the names above.
+from .papers.font_kovecses_2008.optimisation import biped_torso as biped_torso
+from .papers.font_llagunes_2010.optimisation import compass_foot_radius as compass_foot_radius
+from .papers.font_llagunes_2012.optimisation import crutch_peak_force as crutch_peak_force
+from .papers.ros_2015.optimisation import ankle_blocking as ankle_blocking
 
 try:
     __version__ = importlib.metadata.version("difimpact")

@@ -1,6 +1,9 @@
 """``difimpact reproduce``: the experiments run with the compile settings of the command (the persistent
 compilation cache, XLA flags, garbage collection between experiments). The command's arguments, ``--help`` and
-``difimpact list`` are those of :mod:`_difimpact_cli`, which imports this module only to run experiments."""
+``difimpact list`` are those of :mod:`_difimpact_cli`, which imports this module only to run experiments (and
+which this module does not import: ``python -m _difimpact_cli`` runs the command from a source checkout).
+
+The experiments draw with matplotlib and show progress with tqdm, the extra ``difimpact[papers]``."""
 
 import dataclasses
 import gc
@@ -10,7 +13,17 @@ import pathlib
 import sys
 import time
 
-from _difimpact_cli import main as main
+_EXTRA = "pip install 'difimpact[papers]'"
+
+
+def require_papers_extra() -> None:
+    """Raise ``ImportError`` naming the extra when matplotlib or tqdm, which the experiments need, is missing."""
+    for module in ("matplotlib", "tqdm"):
+        try:
+            __import__(module)
+        except ImportError as err:
+            raise ImportError(f"`difimpact reproduce` needs {module}, which the extra `papers` brings: "
+                              f"{_EXTRA}") from err
 
 
 def _progress(quiet: bool):
@@ -90,15 +103,17 @@ def collect_and_freeze() -> None:
 
 
 def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False) -> int:
-    """Run the experiments into `out` (layout and report: :mod:`difimpact._experiments.report`)."""
+    """Run the experiments into `out` (layout and report: :mod:`difimpact.papers.report`)."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    require_papers_extra()
     import matplotlib
 
     matplotlib.use("Agg")
 
-    from ._experiments import report, select
+    from .papers import report
+    from .papers.registry import select
 
     experiments = select(names)
     defer_full_collections()
@@ -152,7 +167,8 @@ def run(args, error) -> int:
     name (the parser's ``error``, which exits)."""
     _compile_faster()  # before anything starts JAX's CPU client (importing the experiments does)
 
-    from ._experiments import select
+    require_papers_extra()
+    from .papers.registry import select
 
     try:
         select(args.names)
@@ -162,7 +178,3 @@ def run(args, error) -> int:
     if not args.no_cache:
         _enable_compile_cache()
     return reproduce(args.names, args.out, args.json, args.quick, args.quiet)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -160,7 +160,11 @@ def draw_model(
 
     **Returns:** the matplotlib ``Axes``.
     """
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib.pyplot as plt  # imported here: the library needs matplotlib only to draw
+    except ImportError as err:
+        raise ImportError("`draw_model` needs matplotlib: pip install matplotlib, or the extra "
+                          "'difimpact[papers]'") from err
 
     tree = model.tree()
     q = np.asarray(q, float)

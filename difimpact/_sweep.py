@@ -185,7 +185,10 @@ def _chunked(run, n: int, size: int, show: bool) -> Any:
     member (:func:`_which_member`). `show`: a tqdm progress bar over the chunks."""
     starts = range(0, n, size)
     if show:
-        from tqdm.auto import tqdm  # imported here: tqdm.auto warns at import in notebooks without ipywidgets
+        try:  # imported here: the library needs tqdm only for the bar; tqdm.auto warns at import without ipywidgets
+            from tqdm.auto import tqdm
+        except ImportError as err:
+            raise ImportError("`progress=True` needs tqdm: pip install tqdm, or the extra 'difimpact[papers]'") from err
 
         starts = tqdm(starts, desc="sweep", unit="chunk")
     results, out_def = None, None

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 
 
 def cases(compliant: bool, rtol: float) -> dict:
@@ -38,7 +38,7 @@ def cases(compliant: bool, rtol: float) -> dict:
     out = {"dtype": str(q.dtype), "P_n": fric.normal_impulse, "P_t": fric.tangential_impulse,
            "mu_c": fric.mu_c, "xi_I": stick.xi_I, "batched_P_n": batched.normal_impulse[1]}
     if compliant:
-        tip = seed000_tip_contact()
+        tip = tip_contact()
         sol = di.compliant_impact(walker, q, qdot, "Q", normal=tip.normal_law, friction=tip.friction_law, rtol=rtol,
                                   atol=rtol * 1e-2, throw=False)
         out |= {"compliant_P_n": sol.normal_impulse[0], "compliant_P_t": sol.tangential_impulse[0], "compliant_ok":

@@ -42,7 +42,7 @@ def reproduce_quick(out, *names) -> dict:
     import io
     import json
 
-    from difimpact._cli import main
+    from _difimpact_cli import main
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

@@ -129,12 +129,12 @@ def test_compass_walker_whose_foot_never_collides_is_flagged():
 
 _FLOAT32 = """
 import json, jax.numpy as jnp, math, difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 walker = di.SimplestWalker(0.009)
 gait = di.periodic_gait(walker, jnp.array([-0.2, 0.2, 0.016]))
 crutch = di.CrutchWalker()
 q, qdot = crutch.pre_impact_state(math.radians(12.0), -0.2)
-tip = seed000_tip_contact()
+tip = tip_contact()
 laws = dict(normal=tip.normal_law, friction=tip.friction_law)
 hit = di.compliant_impact(crutch, q, qdot, "Q", **laws)
 try:
@@ -230,9 +230,9 @@ def test_compliant_refuses_step_limits_no_memory_holds(max_steps, max_phases):
 
 def _tip():
     """The laws of seed 000's crutch tip ``Q``, by keyword."""
-    from difimpact._experiments.fixtures import seed000_tip_contact
+    from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 
-    tip = seed000_tip_contact()
+    tip = tip_contact()
     return {"normal": tip.normal_law, "friction": tip.friction_law}
 
 

@@ -16,8 +16,8 @@ import optax
 import pytest
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
-from difimpact._cli import main
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
+from _difimpact_cli import main
 
 EAGER = (ValueError, TypeError)
 TRACED = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
@@ -32,7 +32,7 @@ Q_AIR = Q.at[1].set(0.1)  # whole body lifted 10 cm: the tip Q is above the grou
 QDOT_UP = -QDOT  # the tip separates
 M = CW.mass_matrix(Q)
 A = CW.contact_jacobian(Q, "Q")
-TIP = seed000_tip_contact()
+TIP = tip_contact()
 COULOMB = di.Coulomb(0.75)
 LAWS = dict(normal=TIP.normal_law, friction=TIP.friction_law)  # the tip's laws, by keyword
 
@@ -243,7 +243,7 @@ CASES = [
      "already separating"),
     ("compliant_impact-max_steps", lambda: _compliant(Q, QDOT), TRACED,
      "max_steps"),
-    ("seed000_tip_contact-kn_factor-nan", lambda: seed000_tip_contact(kn_factor=NAN), EAGER,
+    ("tip_contact-kn_factor-nan", lambda: tip_contact(kn_factor=NAN), EAGER,
      "`kn_factor` contains NaN"),
     # -- sweeps and grids
     ("sweep-fn", lambda: di.sweep(3, jnp.ones(2)), EAGER, "`fn` must be callable"),

@@ -12,8 +12,8 @@ import pytest
 
 import difimpact as di
 import difimpact._impact.pushoff as pushoff_module
-from difimpact._experiments.gait_compass import X_3DEG
-from difimpact._experiments.gaits import X_LONG, X_SHORT
+from difimpact.papers.gait_classics.goswami_1998 import X_3DEG
+from difimpact.papers.gait_classics.garcia_1998 import X_LONG, X_SHORT
 from difimpact._gait.fixed_point import checked_guess
 
 KNEE = 0.3  # rad, the knee's default value

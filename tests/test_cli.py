@@ -11,8 +11,9 @@ import pytest
 
 import _difimpact_cli
 import difimpact
-from difimpact._cli import main
-from difimpact._experiments import REGISTRY, catalogue
+from _difimpact_cli import main
+from difimpact.papers import catalogue
+from difimpact.papers.registry import REGISTRY
 
 
 def _run(argv, columns=None):
@@ -84,15 +85,16 @@ def test_xla_flags_come_before_jax_starts():
     (importing the experiments does). A fresh process, as the console script is; a flag that XLA shows (the
     number of CPU devices) stands for the command's, and the run stops once the experiments are imported."""
     code = ("import os, sys\n"
+            "import _difimpact_cli\n"
             "from difimpact import _cli\n"
             "def flags(ours):\n"
             "    os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=3'\n"
             "def reproduce(*args):\n"
             "    import jax\n"
-            "    print('DEVICES', jax.device_count(), 'difimpact._experiments' in sys.modules)\n"
+            "    print('DEVICES', jax.device_count(), 'difimpact.papers.registry' in sys.modules)\n"
             "    return 0\n"
             "_cli.add_xla_flags, _cli.reproduce = flags, reproduce\n"
-            "_cli.main(['reproduce', 'crutch-grid', '--no-cache'])\n")
+            "_difimpact_cli.main(['reproduce', 'crutch-grid', '--no-cache'])\n")
     env = {k: v for k, v in os.environ.items() if k not in ("DIFIMPACT_XLA_DEFAULTS", "XLA_FLAGS")}
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and "DEVICES 3 True" in run.stdout, run.stderr[-3000:]
@@ -110,14 +112,14 @@ def test_help_version_and_list_do_not_import_jax():
             "            pass\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'difimpact', 'numpy')))\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    stale = "catalogue.json out of date? `python -m difimpact._experiments.catalogue` writes it again"
+    stale = "catalogue.json out of date? `python -m difimpact.papers.catalogue` writes it again"
     assert run.returncode == 0 and run.stdout.strip() == "[]", (stale, run.stdout, run.stderr[-3000:])
 
 
 def test_catalogue_is_the_registry_s():
     """``catalogue.json`` holds what the registry holds and the hash of the sources it was written from."""
     stored = json.loads(catalogue.PATH.read_text(encoding="utf-8"))
-    fresh = "run `python -m difimpact._experiments.catalogue` to write it again"
+    fresh = "run `python -m difimpact.papers.catalogue` to write it again"
     assert stored["experiments"] == catalogue.entries(), fresh
     assert stored["fingerprint"] == _difimpact_cli.fingerprint(catalogue.PATH.parent), fresh
     assert _difimpact_cli.catalogue() == catalogue.entries()

@@ -18,7 +18,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import minimize_scalar
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 
 # p = [k_n factor, χ factor, μ, forearm mass, q3, q̇5, q̇3, lift of the feet]
 NAMES = ("kn_factor", "chi_factor", "mu", "forearm_mass", "q3", "q5dot", "q3dot", "lift")
@@ -43,7 +43,7 @@ TABLE3 = [
 def setup(p):
     model = di.CrutchWalker(masses=jnp.stack([22.54, 40.46, 3.92, p[3]]))
     q, qdot = model.pre_impact_state(p[4], p[5], q3dot=p[6])
-    return model, q.at[1].add(p[7]), qdot, seed000_tip_contact(p[0], p[1], p[2])
+    return model, q.at[1].add(p[7]), qdot, tip_contact(p[0], p[1], p[2])
 
 
 @eqx.filter_jit

@@ -13,12 +13,12 @@ import pytest
 
 import difimpact as di
 from difimpact._contact.naming import contacts_of, laws_by_name
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 from difimpact._impact import ground
 
 WALKER = di.CrutchWalker()
 Q, QDOT = WALKER.pre_impact_state(q3=math.radians(12.0), q5dot=-0.2)
-TIP = seed000_tip_contact()  # Hunt–Crossley with Hertz stiffness, Coulomb μ = 0.75 at the point "Q"
+TIP = tip_contact()  # Hunt–Crossley with Hertz stiffness, Coulomb μ = 0.75 at the point "Q"
 
 
 def _same(a, b):

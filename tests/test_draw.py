@@ -45,7 +45,7 @@ def test_bad_input_names_the_argument(walker_state):
 
 def test_line_styles_with_markers_draw():
     """Format strings with a marker and no line ('o') or all three parts ('ko-') draw as matplotlib does."""
-    from difimpact._experiments.plotting import line_panels
+    from difimpact.papers.plotting import line_panels
 
     x = np.linspace(0.0, 1.0, 5)
     fig = line_panels(x, [np.stack([x, x**2, x**3])], ["a", "b", "c"], "x", ["y"], "t",

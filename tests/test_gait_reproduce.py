@@ -83,7 +83,7 @@ def test_period_two_branch_whatever_the_eigenvector_sign(run, monkeypatch):
     """The period-2 branch is found and is the same whichever sign the eigensolver gives the flip eigenvector
     (rounding can flip it; from one side Newton fails). The experiment's own continuation, programs already
     compiled by `run`."""
-    from difimpact._experiments import gaits
+    from difimpact.papers.gait_classics import garcia_1998 as gaits
     from difimpact._gait import continuation
 
     eig, half_angles = np.linalg.eig, []

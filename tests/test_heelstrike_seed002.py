@@ -10,8 +10,8 @@ The sweeps go through the experiment's compiled functions (one compilation per b
 import numpy as np
 import pytest
 
-from difimpact._experiments import seed002 as s2
-from difimpact._experiments import seed002_paper as paper
+from difimpact.papers.ros_2015 import heel_strikes as s2
+from difimpact.papers.ros_2015 import paper
 
 N = 9  # the quick batch size: shares the compilations with test_reproduce_seed002.py
 OMEGA0 = np.linspace(-1.0, 1.0, N)
@@ -21,13 +21,13 @@ BLOCKED = ("ankle", "ankle+knee", "ankle+knee+hip")
 
 @pytest.fixture(scope="module")
 def pushoff():
-    return {k: s2._sweep(b, OMEGA0, ZEROS, ZEROS) for k, b in s2.CASES.items()}
+    return {k: s2._sweep(b, OMEGA0, ZEROS, ZEROS) for k, b in paper.CASES.items()}
 
 
 @pytest.fixture(scope="module")
 def reference():
     """Total blocking at ω0 = −1 rad/s (points A, B, C of §4.1–4.3), trailing-leg locking included."""
-    cases = {k: s2.CASES[k] for k in BLOCKED} | {"ankle+trailing": (s2.ANKLE,) + paper.TRAILING}
+    cases = {k: paper.CASES[k] for k in BLOCKED} | {"ankle+trailing": (paper.ANKLE,) + paper.TRAILING}
     return {k: (b, s2._sweep(b, np.full(N, -1.0), ZEROS, ZEROS)) for k, b in cases.items()}
 
 
@@ -102,7 +102,7 @@ def test_blocking_increments_at_the_reference(pushoff):
 
 def test_blocking_and_push_off_order(pushoff):
     # §4.1: each additional blocked joint raises ξ; a stronger push-off (ω0 more negative) lowers it.
-    names = list(s2.CASES)
+    names = list(paper.CASES)
     for a, b in zip(names, names[1:]):
         assert np.all(pushoff[a]["xi"] < pushoff[b]["xi"])
     for r in pushoff.values():
@@ -135,7 +135,7 @@ def test_trailing_foot_outcome(reference, case):
     consistent — a staying foot has v_n⁺ = 0 and P_n ≥ 0, a lifting one P_n = 0 and v_n⁺ ≥ 0 — checked
     against both candidates recomputed with numpy."""
     blocked, r = reference[case]
-    assert s2.OUTCOMES[int(r["outcome"][0])] in ("stays", "lifts")
+    assert paper.OUTCOMES[int(r["outcome"][0])] in ("stays", "lifts")
     lifted = bool(r["lifted"][0])
     J_mh = r["J"][0, 2]
     stay_qdot, stay_lam, _ = _numpy_impact(r, blocked, stays=True)
@@ -155,6 +155,6 @@ def test_trailing_leg_locking_lifts_the_foot(reference):
     # Reported, not the paper's expectation (§4.3: locking the trailing leg "does not significantly change"
     # ξ): with the trailing hip, knee and ankle locked the trailing foot lifts off and ξ grows.
     r = reference["ankle+trailing"][1]
-    assert s2.OUTCOMES[int(r["outcome"][0])] == "lifts"
+    assert paper.OUTCOMES[int(r["outcome"][0])] == "lifts"
     assert r["vn_trailing"][0] > 0
     assert r["xi"][0] > reference["ankle"][1]["xi"][0]

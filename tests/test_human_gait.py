@@ -15,7 +15,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from difimpact import SevenLinkHuman
-from difimpact._experiments import gait_human as experiment
+from difimpact.papers.ros_2015 import predicted_gait as experiment
 from difimpact._human_gait import gait as hg
 from difimpact._human_gait import phases as ph
 from difimpact._human_gait.replay import close
@@ -202,7 +202,7 @@ def test_heel_strike_of_the_gait(fine_gait, closed):
     _, _, info = closed
     ros = experiment.blocking(fine_gait, info["q_minus"], info["qdot_minus"])
     assert ros["trailing"]["none"] == "stays"
-    hit = ph.heel_strike(fine_gait.problem.human, jnp.asarray(info["q_minus"]), jnp.asarray(info["qdot_minus"]))
+    hit = ph.heel_strike(fine_gait.problem.model, jnp.asarray(info["q_minus"]), jnp.asarray(info["qdot_minus"]))
     assert abs(ros["xi"]["none"] - float(hit.xi)) < 1e-9
     assert ros["xi"]["ankle"] < ros["xi"]["ankle+knee"] < ros["xi"]["ankle+knee+hip"]
 
@@ -213,7 +213,7 @@ def test_report_of_the_closed_gait(fine_gait):
     energy checks pass, the summary row has the issue's keys with ξ from :func:`blocking` at the closed step's heel
     strike, one node row per collocation point, and one statement row per statement of the seed-002 experiments
     (whose default-posture outcomes are those experiments' own)."""
-    from difimpact._experiments import ros_statements
+    from difimpact.papers.ros_2015 import statements as ros_statements
 
     out = experiment.outcome(fine_gait, "predicted gait", True, [], "gait_human_predicted")
     checks = {c.statement[:40]: c.ok for c in out.checks}

@@ -77,7 +77,7 @@ def _reference_trajectory(problem, ref, stretch=1.0):
     mean, _ = (np.asarray(a) for a in ref.step(jnp.asarray(t / T)))  # the reference is taken at 50 t / T_m %
     x = np.zeros((G, S))
     x[:, 3:9], x[:, IT], x[:, ITAU] = mean[:, :6], t, tau[p]
-    weight = 75.0 * float(problem.human.g)
+    weight = 75.0 * float(problem.model.g)
     lam = np.zeros((G, 8))
     lam[:, [1, 0, 5, 4]] = weight * mean[:, 6:]  # CAL_R (t, n), CAL_L (t, n) = (F_x, F_y) of each foot
     return x, lam, mean
@@ -99,7 +99,7 @@ def test_tracking_cost_is_zero_on_the_reference_and_quadratic_off_it():
     knee[:, 7] += 1.5 * sd[:, 4]
     assert cost(knee, lam) == pytest.approx(2.0 * 1.5**2, rel=1e-12)
     push = lam.copy()
-    push[:, 0] += 75.0 * float(problem.human.g) * 0.5 * sd[:, 7]
+    push[:, 0] += 75.0 * float(problem.model.g) * 0.5 * sd[:, 7]
     assert cost(x, push) == pytest.approx(0.3 * 0.5**2, rel=1e-12)
     late, late_lam, _ = _reference_trajectory(problem, ref, stretch=1.02)
     assert cost(late, late_lam) == pytest.approx(0.7 * (0.02 * 1.1396 / 2 / 0.025) ** 2, rel=1e-12)
@@ -136,7 +136,7 @@ def _ipopt(problem, z0, max_iter=300, tol=1e-9):
 
 @pytest.fixture(scope="module")
 def experiment():
-    from difimpact._experiments import gait_human_tracking
+    from difimpact.papers.ros_2015 import tracked_gait as gait_human_tracking
 
     return gait_human_tracking
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 from difimpact._linalg import row_basis, solve, solve_lu, solve_spd
 
 from .helpers import central_difference
@@ -210,6 +210,6 @@ def test_vmapped_compliant_phase_calls_no_lapack():
 
     def compliant(q3):
         q, qd = walker.pre_impact_state(q3, -0.2)
-        return di.compliant_impact(walker, q, qd, (seed000_tip_contact(),), max_steps=16, throw=False).peak_normal_force
+        return di.compliant_impact(walker, q, qd, (tip_contact(),), max_steps=16, throw=False).peak_normal_force
 
     assert _lapack_targets(compliant, jnp.full(3, 0.2)) == []

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 
 
 def _uniform(rng, lows, highs, n=3):
@@ -128,7 +128,7 @@ def test_sticking_margin_crutch(rng):
 def test_crutch_peak_force_constraint_ends_stuck():
     """``crutch_peak_force``'s constraint ``μ ≥ μ_c + margin`` (a stick once reached is kept) also ends the impact
     stuck over its whole feasible set, as its docstring says: ``μ − μ_stick ≥ margin − 0.022`` on a 41 × 41 grid."""
-    model, contact = di.CrutchWalker(), seed000_tip_contact(mu=0.75)
+    model, contact = di.CrutchWalker(), tip_contact(mu=0.75)
 
     def hit(x):
         q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])
@@ -146,7 +146,7 @@ def test_crutch_peak_force_constraint_ends_stuck():
 def test_peak_contact_force_gradient(rng):
     """Compliant crutch tip (seed 000, Hunt–Crossley + Coulomb): the interpolated peak force vs q3 and q4 at a
     random point and the default tolerances, reverse mode through the diffrax solve and its events."""
-    model, contact = di.CrutchWalker(), seed000_tip_contact()
+    model, contact = di.CrutchWalker(), tip_contact()
 
     def fn(x):
         q, qdot = model.pre_impact_state(x[0], -0.2, q4=x[1])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._experiments import gait_biped_torso as experiment
+from difimpact.papers.font_kovecses_2008 import powered_gait as experiment
 
 from .helpers import reproduce_quick, solved_once
 

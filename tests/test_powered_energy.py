@@ -13,8 +13,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import difimpact as di
-from difimpact._experiments import gait_biped_torso as torso_experiment
-from difimpact._experiments import gait_five_link as kelly_experiment
+from difimpact.papers.font_kovecses_2008 import powered_gait as torso_experiment
+from difimpact.papers.gait_classics import kelly_2017 as kelly_experiment
 from difimpact._powered.tracking_system import TrackingSystem
 
 ODE_TOL = 1e-12

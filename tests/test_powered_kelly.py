@@ -5,7 +5,7 @@ torques with OptimTraj's generated equations (``tests/_kelly_five_link.py``) by 
 Kelly's heel strike, which must return to the step's first state; and ``difimpact reproduce gait-five-link
 --quick``.
 
-The solves are the experiment's jitted ones (:func:`difimpact._experiments.gait_five_link.solve`), compiled once
+The solves are the experiment's jitted ones (:func:`difimpact.papers.gait_classics.kelly_2017.solve`), compiled once
 per process, and each optimum is solved once: the quick experiment takes the tests' optima on Kelly's mesh,
 12 segments and the 9-segment trapezoid (:func:`tests.helpers.solved_once`)."""
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from difimpact._experiments import gait_five_link as experiment
+from difimpact.papers.gait_classics import kelly_2017 as experiment
 
 from . import _kelly_five_link as kelly
 from .helpers import reproduce_quick, solved_once

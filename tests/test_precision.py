@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import difimpact as di
-from difimpact._experiments.fixtures import seed000_tip_contact
+from difimpact.papers.font_llagunes_2012.crutch_tip import tip_contact
 
 from ._float32_cases import cases
 
@@ -84,7 +84,7 @@ def test_every_matrix_product_is_traced_at_full_precision():
     impact with a unilateral foot, the compliant phase (diffrax's own products included) and a stride map."""
     walker = di.CrutchWalker()
     q, qdot = jnp.zeros(6), jnp.zeros(6)  # traced only: any state of the right shape
-    tip, coulomb = seed000_tip_contact(), di.Coulomb(0.75)
+    tip, coulomb = tip_contact(), di.Coulomb(0.75)
     biped = di.BipedWithTorso()
     qb, qdotb = jnp.zeros(5), jnp.zeros(5)
     compass = di.CompassGait()

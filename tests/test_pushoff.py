@@ -147,7 +147,7 @@ def test_unresisted_direction_is_detected():
 
 
 def test_experiment_quick(tmp_path):
-    from difimpact._cli import main
+    from _difimpact_cli import main
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

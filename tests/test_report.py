@@ -11,8 +11,9 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from difimpact._cli import main  # noqa: E402
-from difimpact._experiments.base import Experiment, Outcome, REGISTRY, check_that  # noqa: E402
+from _difimpact_cli import main  # noqa: E402
+from difimpact.papers.experiment import Experiment, Outcome, check_that  # noqa: E402
+from difimpact.papers.registry import REGISTRY  # noqa: E402
 
 
 def _fake(name, fail=None):

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from difimpact import _cli
+import _difimpact_cli
 
 KEYS = {"blocked", "dtheta_deg", "omega0", "xi", "T_minus", "Tc_minus", "Ta_minus", "Tc_plus", "vn_heel",
         "Pn_heel", "Pt_heel", "Pn_trailing", "vn_trailing", "trailing_foot"}
@@ -19,7 +19,7 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reproduce")
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        code = _cli.main(["reproduce", "heelstrike-torso", "--quick", "--out", str(out), "--json", "--quiet"])
+        code = _difimpact_cli.main(["reproduce", "heelstrike-torso", "--quick", "--out", str(out), "--json", "--quiet"])
     assert code == 0
     return out, [json.loads(line) for line in stdout.getvalue().splitlines() if line.strip()]
 

@@ -17,7 +17,7 @@ import pytest
 
 import difimpact
 
-COMMAND = ["-m", "difimpact._cli", "reproduce", "crutch-critical-friction", "biped-torso", "--quick", "--quiet"]
+COMMAND = ["-m", "_difimpact_cli", "reproduce", "crutch-critical-friction", "biped-torso", "--quick", "--quiet"]
 TIMING = re.compile(r"^_\d+ rows, [0-9.]+ s\._$", re.MULTILINE)
 
 

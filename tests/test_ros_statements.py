@@ -9,9 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from difimpact._experiments import ros_statements as rs
-from difimpact._experiments import seed002 as s2
-from difimpact._experiments import seed002_blocking as sb
+from difimpact.papers.ros_2015 import fig3, fig6, fig8
+from difimpact.papers.ros_2015 import heel_strikes as s2
+from difimpact.papers.ros_2015 import paper
+from difimpact.papers.ros_2015 import statements as rs
 
 N = 9  # the quick batch size
 OMEGA0 = np.linspace(-1.0, 1.0, N)
@@ -59,7 +60,7 @@ def test_states_around_another_eq3_state():
 
 
 def test_sweeps_at_the_reference_are_the_experiments(default):
-    for name, blocked in s2.CASES.items():
+    for name, blocked in paper.CASES.items():
         for omega0, dtheta in ((OMEGA0, 0.0), (-1.0, DTHETA)):
             ours = s2._sweep(blocked, omega0, dtheta, 0.0, states=rs.around(*default))
             ref = s2._sweep(blocked, omega0, dtheta, 0.0)
@@ -95,8 +96,8 @@ def at_default(default):
 
 
 def test_statements_at_the_reference_are_the_experiments(at_default):
-    ref = (s2._pushoff_checks(*s2._pushoff_sweeps(True, _quiet)) + sb._torso_checks(*sb._torso_sweeps(True, _quiet))
-           + sb._ankle_checks(sb._ankle_sweeps(True, _quiet)))
+    ref = (fig3._pushoff_checks(*fig3._pushoff_sweeps(True, _quiet)) + fig6._torso_checks(*fig6._torso_sweeps(True, _quiet))
+           + fig8._ankle_checks(fig8._ankle_sweeps(True, _quiet)))
     assert len(at_default) == len(ref) == 34
     assert [c.statement for c in at_default] == [c.statement for c in ref]
     assert [c.paper for c in at_default] == [c.paper for c in ref]
