@@ -25,6 +25,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._check import mode
 from .._contact import AbstractElasticStickLaw, AbstractExactStickLaw, AbstractStickSlipLaw, Contact
 from .._custom_types import Array, Bool, Float
 from .._linalg import full_precision, solve_spd
@@ -118,8 +119,6 @@ def _free_force(contact: Contact, F_n, v_t, z, delta, sigma, stick):
     return law.force(F_n, v_t, z, delta)
 
 
-@eqx.filter_jit
-@full_precision
 def free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y) -> FreeMotion:
     """The :class:`FreeMotion` at the flat state ``y``.
 
@@ -127,7 +126,15 @@ def free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y
     transitions) shares one trace of it, and XLA merges the calls made on the same state. ``M⁻¹`` is applied
     column by column (one ``LDLᵀ`` factorisation): XLA simplifies the resulting scalar chains in a few passes,
     where a matrix right-hand side makes its simplifier move reshapes back and forth through every
-    substitution."""
+    substitution. One trace per mode of the run-time checks (:func:`~difimpact._check.mode`): the singular mass
+    matrix's check raises in a caller's program and is NaN in an entry point's own."""
+    return _free_motion(model, contacts, q0, y, mode())
+
+
+@eqx.filter_jit
+@full_precision
+def _free_motion(model: AbstractPlanarModel, contacts: tuple[Contact, ...], q0, y, checks: str) -> FreeMotion:
+    del checks  # a static argument: one trace per mode
     n = q0.shape[0]
     state = PhaseState.unpack(y, n, len(contacts))
     q, qdot = q0 + state.dq * MM, state.qdot

@@ -1,5 +1,6 @@
 """The entry point of the compliant contact phase, :func:`compliant_impact`, and its solution."""
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -8,6 +9,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._check import program, result_check
 from .._contact import (
     AbstractFrictionLaw,
     AbstractNormalLaw,
@@ -19,7 +21,6 @@ from .._contact.naming import (
     is_contacts,
     laws_by_name,
     names_and_laws,
-    python_edge,
     warn_contact_form,
 )
 from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
@@ -195,7 +196,7 @@ def _solution(system: CompliantContactSystem, sol: HybridSolution) -> CompliantS
     )
 
 
-@python_edge(_arguments)
+@functools.partial(program, normalise=_arguments)
 def compliant_impact(
     model: AbstractPlanarModel,
     q: Config,
@@ -275,4 +276,4 @@ def compliant_impact(
                        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
                        max_steps=max_steps, max_phases=max_phases, adjoint=adjoint, record=True)
     out = _solution(system, sol)
-    return out.result.error_if(out, out.result != CompliantResults.successful) if throw else out
+    return result_check(out, out.result, out.result != CompliantResults.successful) if throw else out

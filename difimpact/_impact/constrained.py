@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Float, MassMatrix, Velocity
-from .._results import error_if_failed
+from .._check import failed_check, program
 from .._validation import as_float, flag, psd_matrix
 from .kkt import NONFINITE, ImpactResults, ImpactSolution, solve_kkt
 
@@ -34,10 +34,10 @@ def _raise(sol: ImpactSolution, throw: bool) -> ImpactSolution:
     result = ImpactResults.where(finite | (sol.result != ImpactResults.successful), sol.result,
                                  ImpactResults.nonfinite)
     sol = eqx.tree_at(lambda s: s.result, sol, result)
-    return error_if_failed(sol, sol.result, ImpactResults, NONFINITE) if flag("throw", throw) else sol
+    return failed_check(sol, sol.result, ImpactResults, NONFINITE) if flag("throw", throw) else sol
 
 
-@eqx.filter_jit
+@program
 def constrained_impact(
     M: MassMatrix,
     A: Float[Array, "m n"],

@@ -36,7 +36,8 @@ import jax.numpy as jnp
 from .._contact.naming import renamed_keyword
 from .._custom_types import Array, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
 from .._linalg import full_precision, solve_spd
-from .._results import RESULTS, deprecated_items, error_if_failed
+from .._check import failed_check
+from .._results import RESULTS, deprecated_items
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
 from . import regime as _regimes
 from .regime import FrictionalRegime, RegimeName
@@ -241,7 +242,7 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
     result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.nonfinite, result)
     if flag("throw", throw):
-        qdot_plus = error_if_failed(qdot_plus, result, FrictionalImpactResults, _NONFINITE)
+        qdot_plus = failed_check(qdot_plus, result, FrictionalImpactResults, _NONFINITE)
     return eqx.tree_at(
         lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work, r.result),
         impact, (qdot_plus, pt, wn, wt, result),

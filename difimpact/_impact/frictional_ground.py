@@ -1,12 +1,14 @@
 """The frictional impact of a model point on flat ground: :func:`~difimpact.frictional_impact_map` of the
 model's mass matrix and the point's contact rows."""
 
+import functools
 from collections.abc import Mapping
 
 import jax.numpy as jnp
 
 from .._contact import Contact, Coulomb
-from .._contact.naming import laws_by_point, python_edge, warn_contact_form
+from .._check import program
+from .._contact.naming import laws_by_point, warn_contact_form
 from .._custom_types import Config, Velocity
 from .._models.base import AbstractPlanarModel
 from .._validation import as_float, check, instance, tolerance
@@ -33,7 +35,7 @@ def _arguments(*args, **kwargs) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
-@python_edge(_arguments)
+@functools.partial(program, normalise=_arguments)
 def frictional_impact(
     model: AbstractPlanarModel,
     q: Config,

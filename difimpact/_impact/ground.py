@@ -5,6 +5,7 @@ footnote 4) are resolved exactly by enumerating their active sets: every choice 
 solved by :func:`~difimpact.constrained_impact`'s KKT system and the consistent one is returned.
 """
 
+import functools
 import itertools
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -14,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._contact.naming import python_edge
+from .._check import program
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision
 from .._models.base import AbstractPlanarModel, AbstractSteppingModel
@@ -155,7 +156,7 @@ def _consistent(stacked: ImpactSolution, v: Float[Array, " r"], m_fixed: int) ->
     return eqx.tree_at(lambda s: s.result, chosen, result)
 
 
-@python_edge(traced_values)
+@functools.partial(program, normalise=traced_values)
 @full_precision
 def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick: Sequence[str] = (),
            blocked: Sequence[str | int] | Mapping[str | int, float] = (),

@@ -6,17 +6,17 @@ costs less. The push-off is an applied impulse ``P n̂`` at the trailing foot, d
 named point (the hip), with that foot free to leave the ground; the collision is :func:`~difimpact.impact`.
 """
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._contact.naming import python_edge
+from .._check import failed_check, program
 from .._custom_types import Array, Bool, Config, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, solve_lu
 from .._models.base import AbstractPlanarModel
-from .._results import error_if_failed
 from .._validation import _is_number, as_float, check, flag, instance, names, positive
 from .constrained import _keep
 from .ground import _unit_masses, impact
@@ -131,7 +131,7 @@ def _traced_numbers(*args, **kwargs) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
-@python_edge(_traced_numbers)
+@functools.partial(program, normalise=_traced_numbers)
 @full_precision
 def pushoff_impact(
     model: AbstractPlanarModel,
@@ -207,4 +207,4 @@ def pushoff_impact(
     sol = PushoffSolution(qdot_pushoff=qdot_pushoff, qdot_plus=collision.qdot_plus, direction=direction,
                           generalized_impulse=g, pushoff_work=0.5 * g @ (qdot_minus + qdot_pushoff),
                           loss=collision.loss, collision=collision, result=result)
-    return error_if_failed(sol, sol.result, PushoffResults, NONFINITE) if flag("throw", throw) else sol
+    return failed_check(sol, sol.result, PushoffResults, NONFINITE) if flag("throw", throw) else sol
