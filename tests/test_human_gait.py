@@ -15,10 +15,10 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from difimpact import SevenLinkHuman
-from difimpact.papers.ros_2015 import predicted_gait as experiment
 from difimpact._human_gait import gait as hg
 from difimpact._human_gait import phases as ph
 from difimpact._human_gait.replay import close
+from difimpact.papers.ros_2015 import predicted_gait as experiment
 
 _JIT = {}
 
@@ -224,7 +224,7 @@ def test_report_of_the_closed_gait(fine_gait):
     assert keys <= row.keys() and row["closure"] < 1e-5
     assert sum(r["kind"] == "node" for r in out.rows) == fine_gait.t.shape[0]
     statements = [r for r in out.rows if r["kind"] == "statement"]
-    human = experiment._human()
+    human = experiment.paper_human()
     default = ros_statements.statements_at(*human.heel_strike_state(-1.0), "default", True)
     assert [r["holds_default_posture"] for r in statements] == [c.ok for c in default]
 

@@ -9,9 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from difimpact.papers.ros_2015 import fig3, fig6, fig8
+from difimpact.papers.ros_2015 import fig3, fig6, fig8, paper
 from difimpact.papers.ros_2015 import heel_strikes as s2
-from difimpact.papers.ros_2015 import paper
 from difimpact.papers.ros_2015 import statements as rs
 
 N = 9  # the quick batch size
@@ -27,13 +26,13 @@ def _quiet(iterable, **_):
 @pytest.fixture(scope="module")
 def default():
     """Ros et al. 2015's reference state: the default posture, eq. 3's velocities at ω0 = −1 rad/s."""
-    return tuple(np.asarray(a) for a in s2._human().heel_strike_state(-1.0))
+    return tuple(np.asarray(a) for a in s2.paper_human().heel_strike_state(-1.0))
 
 
 @pytest.fixture(scope="module")
 def other():
     """Not eq. 3's: another posture and push-off, then hip, knee and torso rates that eq. 3 holds at zero."""
-    q, qd = (np.asarray(a) for a in s2._human().heel_strike_state(-0.5, 0.1))
+    q, qd = (np.asarray(a) for a in s2.paper_human().heel_strike_state(-0.5, 0.1))
     return q, qd + np.array([0.0, 0.0, 0.05, 0.2, 0.0, 0.0, -0.1, 0.3, 0.0])
 
 
@@ -49,7 +48,7 @@ def test_states_at_the_reference_are_eq3(default, omega0, dtheta):
 
 def test_states_around_another_eq3_state():
     # eq. 3 is linear in ω0 at a fixed posture, so the slope at the base carries it over the whole range
-    human = s2._human()
+    human = s2.paper_human()
     base = tuple(np.asarray(a) for a in human.heel_strike_state(0.5, -0.2))
     q, qd = rs.around(*base)(OMEGA0, 0 * OMEGA0)
     np.testing.assert_allclose(qd, [human.heel_strike_state(w, -0.2)[1] for w in OMEGA0], rtol=0, atol=1e-12)
@@ -86,7 +85,7 @@ def test_the_base_itself(base, request):
 
 def _points(q):
     """H_R, CAL_R and MH_L in each configuration of `q`, ``(n, 3, 2)``."""
-    human = s2._human()
+    human = s2.paper_human()
     return np.asarray(jax.jit(jax.vmap(lambda a: jnp.stack([human.point(a, p) for p in ("H_R", "CAL_R", "MH_L")])))(q))
 
 
@@ -96,7 +95,8 @@ def at_default(default):
 
 
 def test_statements_at_the_reference_are_the_experiments(at_default):
-    ref = (fig3._pushoff_checks(*fig3._pushoff_sweeps(True, _quiet)) + fig6._torso_checks(*fig6._torso_sweeps(True, _quiet))
+    ref = (fig3._pushoff_checks(*fig3._pushoff_sweeps(True, _quiet))
+           + fig6._torso_checks(*fig6._torso_sweeps(True, _quiet))
            + fig8._ankle_checks(fig8._ankle_sweeps(True, _quiet)))
     assert len(at_default) == len(ref) == 34
     assert [c.statement for c in at_default] == [c.statement for c in ref]
@@ -136,7 +136,7 @@ def test_no_heel_strike_is_an_error(default):
 def test_a_figure_without_heel_strikes_is_not_evaluated(at_default):
     # the whole body rising at 0.9 m/s: the heel still strikes at the base (ω0 = 1 rad/s) but no longer at the
     # strong push-off end of Fig. 3's range, ω0 = −1 rad/s, where it would come down slower than the body rises
-    q0, qd0 = (np.asarray(a) for a in s2._human().heel_strike_state(1.0))
+    q0, qd0 = (np.asarray(a) for a in s2.paper_human().heel_strike_state(1.0))
     checks = rs.statements_at(q0, qd0 + 0.9 * np.eye(9)[1], "rising", quick=True)
     assert [c.statement for c in checks] == [c.statement for c in at_default]
     fig3 = [c for c in checks if c.ours.startswith("[Fig. 3 ")]

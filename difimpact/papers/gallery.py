@@ -1,5 +1,5 @@
 """Render the figures of experiments for inspection, without the CSV files and the report of
-``difimpact reproduce``: ``python -m difimpact._experiments.gallery DIR [NAME ...] [--quick]`` writes
+``difimpact reproduce``: ``python -m difimpact.papers.gallery DIR [NAME ...] [--quick]`` writes
 ``DIR/NAME__FIGURE.png`` for every figure and ``DIR/index.html`` showing them all, one under another."""
 
 import argparse

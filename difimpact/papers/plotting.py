@@ -86,8 +86,8 @@ def _format(fmt: str) -> dict:
 
 
 def method_panels(x, panels, xlabel, ylabels, title, *, note=""):
-    """One row of panels comparing two methods, laid out like Font-Llagunes et al. 2010's Figs. 2–5: panel ``k`` is a dict
-    ``{quantity label: {method: curve}}``; one colour per quantity, solid lines for the first method, dashed
+    """One row of panels comparing two methods, laid out like Font-Llagunes et al. 2010's Figs. 2–5: panel ``k`` is a
+    dict ``{quantity label: {method: curve}}``; one colour per quantity, solid lines for the first method, dashed
     lines with markers for the second. A method whose curve is ``None`` (or absent) is not drawn; NaN points
     are gaps."""
     rows, colour = [], -1

@@ -8,11 +8,11 @@ from .experiment import Experiment
 from .font_kovecses_2008 import figs2_4, figs5_7, powered_gait
 from .font_llagunes_2010 import fig2, fig4, fig5, round_feet
 from .font_llagunes_2010 import fig3 as fig3_2010
-from .font_llagunes_2012 import figs4_12, figs13_17, table3
 from .font_llagunes_2012 import fig3 as fig3_2012
+from .font_llagunes_2012 import figs4_12, figs13_17, table3
 from .gait_classics import garcia_1998, goswami_1998, kelly_2017, kuo_2002, mcgeer_1990
-from .ros_2015 import fig6, fig8, measured_heel_strikes, predicted_gait, tracked_gait
 from .ros_2015 import fig3 as fig3_2015
+from .ros_2015 import fig6, fig8, measured_heel_strikes, predicted_gait, tracked_gait
 
 EXPERIMENTS: tuple[Experiment, ...] = (
     # Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses 2012: the crutch tip's impact
@@ -54,6 +54,6 @@ def select(names: Sequence[str]) -> list[Experiment]:
     """Experiments by name, all when ``names`` is empty; unknown names raise ``ValueError``."""
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
-        raise ValueError(f"unknown experiment(s) {unknown}; run `difimpact list` to see the "
-                         f"{len(REGISTRY)} available: {sorted(REGISTRY)}")
+        raise ValueError(f"unknown experiment(s) {unknown}; run `difimpact list` to see the {len(REGISTRY)} available: "
+                         f"{sorted(REGISTRY)}")
     return [REGISTRY[n] for n in names] if names else list(REGISTRY.values())

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font & Kövecses 2008, Figs. 2–4 (§4.1): stance-foot lift-off, energy decomposition and energy-loss indices over
+the inter-leg angle for lower-body mass distributions, and the biped in place of the paper's Fig. 1."""
 
 import numpy as np
 
@@ -11,8 +12,8 @@ from .impacts import _TOL, M_B, _grid, _lower_body, _reversal, _rows, _visual
 
 
 @experiment("biped-step-length", "003", "Figs. 2–4",
-            "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over inter-leg angle q4 and μ = 2m/m_H "
-            "(μ = 0 as the limit μ → 0⁺).",
+            "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over inter-leg angle q4 and μ = 2m/m_H (μ = 0 as the limit "
+            "μ → 0⁺).",
             units="q4_deg [deg], vSn [m/s], Tc, Ta [J], xi_I [-], xi_L [J/m]")
 def biped_step_length(quick, progress):
     mus = [0.0, 0.5, 1.0, 1.5, 2.0]
@@ -31,7 +32,8 @@ def biped_step_length(quick, progress):
         check_that("For μ = 0 all inter-leg angles are valid (v_Sn⁺ > 0)", "§4.1",
                    f"min v_Sn⁺ at μ = 0: {res['vSn'][0].min():.4f} m/s", lifts[0].all()),
         check_that("Low μ gives a larger range of valid configurations", "§4.1",
-                   f"valid q4 per μ: {lifts.sum(axis=1).tolist()}", monotone(lifts.sum(axis=1), False, axis=0, tol=_TOL)),
+                   f"valid q4 per μ: {lifts.sum(axis=1).tolist()}",
+                   monotone(lifts.sum(axis=1), False, axis=0, tol=_TOL)),
         check_that("For a given q4, lower μ gives lower ξ_I (valid points, to 1 % of the plotted range)",
                    "Fig. 4", f"ξ_I at q4 = 30°: {np.round(res['xi_I'][:, np.argmin(abs(q4 - 30))], 4).tolist()}; "
                    f"largest reversal {_reversal(masked['xi_I'], 0, True):.1e}",
@@ -46,22 +48,24 @@ def biped_step_length(quick, progress):
                    monotone(masked["xi_L"], False, axis=0, tol=_TOL)),
     ]
     labels = [f"μ = {m:g}" for m in mus]
-    note = (f"μ = 2m/m_H: mass ratio of the legs to the hip (m_T = 10 kg, m_B = {M_B:g} kg; μ = 0 as the limit "
-            f"μ → 0⁺); upright torso (q5 = 0)")
-    energies = ("; T_c⁻, T_a⁻: pre-impact kinetic energy in the spaces of constrained and admissible motion, "
-                "T⁻ = T_c⁻ + T_a⁻; L: step length")
+    note = (f"μ = 2m/m_H: mass ratio of the legs to the hip (m_T = 10 kg, m_B = {M_B:g} kg; μ = 0 as the limit μ → "
+            f"0⁺); upright torso (q5 = 0)")
+    energies = ("; T_c⁻, T_a⁻: pre-impact kinetic energy in the spaces of constrained and admissible motion, T⁻ = T_c⁻ "
+                "+ T_a⁻; L: step length")
     masked_note = note + energies + "; curves end where the stance foot would not lift off (v_Sn⁺ ≤ 0, Fig. 2)"
     figures = {
         "fig2_vSn": line_panels(q4, [res["vSn"]], labels, "inter-leg angle q4⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
-                                "Font & Kövecses 2008, Fig. 2 — stance-foot lift-off over the step, impulsive map", zero_line=True,
-                                note=note),
+                                "Font & Kövecses 2008, Fig. 2 — stance-foot lift-off over the step, impulsive map",
+                                zero_line=True, note=note),
         "fig3_energies": line_panels(q4, [masked["Tc"], masked["Ta"]], labels, "inter-leg angle q4⁻ [deg]",
                                      ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],
-                                     "Font & Kövecses 2008, Fig. 3 — energy decomposition over the step", note=masked_note),
+                                     "Font & Kövecses 2008, Fig. 3 — energy decomposition over the step",
+                                     note=masked_note),
         "fig4_indexes": line_panels(q4, [masked["xi_I"], masked["xi_L"]], labels, "inter-leg angle q4⁻ [deg]",
                                     ["ξ_I = T_c⁻/T⁻ [-]", "ξ_L = T_c⁻/L [J/m]"],
-                                    "Font & Kövecses 2008, Fig. 4 — energy-loss indices over the step", note=masked_note),
+                                    "Font & Kövecses 2008, Fig. 4 — energy-loss indices over the step",
+                                    note=masked_note),
         "model_biped_with_torso": _model_figure(),
     }
     return Outcome(rows, figures, checks)

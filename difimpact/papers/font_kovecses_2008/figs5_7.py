@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font & Kövecses 2008, Figs. 5–7 (§4.2): stance-foot lift-off, energy decomposition and energy-loss indices over
+the torso angle for upper-body mass distributions."""
 
 import numpy as np
 
@@ -9,8 +10,8 @@ from .impacts import _TOL, M_B, _grid, _reversal, _rows, _upper_body, _visual
 
 
 @experiment("biped-torso", "003", "Figs. 5–7",
-            "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over torso angle q5 and μ_T = m_T/m_H at q4 = 30° "
-            "(μ_T = 0 as the limit μ_T → 0⁺).",
+            "Biped with torso: v_Sn⁺, T_c⁻, T_a⁻, ξ_I, ξ_L over torso angle q5 and μ_T = m_T/m_H at q4 = 30° (μ_T = 0 "
+            "as the limit μ_T → 0⁺).",
             units="q5_deg [deg], vSn [m/s], Tc, Ta [J], xi_I [-], xi_L [J/m]")
 def biped_torso(quick, progress):
     mus = [0.0, 0.5, 1.0, 1.5, 2.0]
@@ -26,7 +27,8 @@ def biped_torso(quick, progress):
                    f"v_Sn⁺ at q5 = 0°: {np.round(res['vSn'][:, 0], 3).tolist()}, at 30°: "
                    f"{np.round(res['vSn'][:, -1], 3).tolist()} m/s (μ_T = 0: torso massless, no q5 effect); "
                    f"largest reversal along q5 {_reversal(res['vSn'], 1, True):.1e} m/s",
-                   monotone(res["vSn"], False, axis=0, tol=_TOL) and monotone(res["vSn"], True, axis=1, tol=_visual(res["vSn"]))),
+                   monotone(res["vSn"], False, axis=0, tol=_TOL)
+                   and monotone(res["vSn"], True, axis=1, tol=_visual(res["vSn"]))),
         check_that("T_c⁻ is smallest at q5 = 0° and grows with q5 (μ_T > 0)", "Fig. 6",
                    "T_c⁻ increasing in q5 for μ_T > 0", monotone(tc[1:], True, axis=1, tol=_TOL)),
         check_that("T_a⁻ is largest at q5 = 0° and decreases (μ_T > 0)", "Fig. 6",
@@ -49,7 +51,8 @@ def biped_torso(quick, progress):
     figures = {
         "fig5_vSn": line_panels(q5, [res["vSn"]], labels, "torso angle q5⁻ [deg]",
                                 ["post-impact stance-foot velocity v_Sn⁺ [m/s]"],
-                                f"Font & Kövecses 2008, Fig. 5 — stance-foot lift-off over the torso angle {case}, impulsive map",
+                                f"Font & Kövecses 2008, Fig. 5 — stance-foot lift-off over the torso angle {case}, "
+                                f"impulsive map",
                                 note=note),
         "fig6_energies": line_panels(q5, [tc, ta], labels, "torso angle q5⁻ [deg]",
                                      ["T_c⁻, constrained space [J]", "T_a⁻, admissible space [J]"],

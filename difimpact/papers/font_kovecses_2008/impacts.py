@@ -1,6 +1,7 @@
-"""Font & Kövecses, IMECE (2008): heel strike of the biped with torso — energy decomposition
-into constrained/admissible spaces over step length and lower-body mass distribution (Figs. 2–4), and over
-torso angle and upper-body mass distribution (Figs. 5–7)."""
+"""Font & Kövecses, IMECE (2008): the heel strike of the biped with torso at the pre-impact states of §4, its
+energy decomposition into constrained and admissible spaces, and the grids and checks shared by the figures
+(:mod:`.figs2_4`: step length and lower-body mass distribution; :mod:`.figs5_7`: torso angle and upper-body mass
+distribution)."""
 
 import jax
 import jax.numpy as jnp
@@ -10,7 +11,7 @@ from difimpact import BipedWithTorso, impact
 
 from ..curves import plotted_range, table_rows
 
-M_B = 30.0  # seed 003, Table 1
+M_B = 30.0  # Font & Kövecses 2008, Table 1
 # μ = 0 (massless legs) and μ_T = 0 (massless torso) are the limit μ → 0⁺ (massless="limit"): at exactly zero
 # mass the massless segment's post-impact rate is otherwise undetermined, and with it v_Sn⁺.
 

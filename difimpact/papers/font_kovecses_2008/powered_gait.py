@@ -1,6 +1,6 @@
-"""Font & Kövecses 2008's biped with a torso, powered by two hip torques: the optimal step at 1 m/s over the torso-to-hip
-mass ratio μ_T, and the share of kinetic energy lost at its heel strike beside Font & Kövecses 2008's impulsive-only
-analysis of the same biped."""
+"""Font & Kövecses 2008's biped with a torso, powered by two hip torques: the optimal step at 1 m/s over the
+torso-to-hip mass ratio μ_T, and the share of kinetic energy lost at its heel strike beside Font & Kövecses 2008's
+impulsive-only analysis of the same biped."""
 
 import math
 
@@ -24,7 +24,7 @@ from ..curves import monotone
 from ..experiment import Outcome, check_that, experiment
 
 MU_T = (0.5, 1.0, 2.0)
-LEG_MASS, UPPER_MASS = 5.0, 20.0  # each leg; hip + torso (seed 003 §4.2: m = 5 kg, m_B = 30 kg)
+LEG_MASS, UPPER_MASS = 5.0, 20.0  # each leg; hip + torso (Font & Kövecses 2008, §4.2: m = 5 kg, m_B = 30 kg)
 STEP_LENGTH, SPEED = 0.5, 1.0  # [m], [m/s]: a fixed step time of 0.5 s
 SEGMENTS, QUICK_SEGMENTS = 80, 40  # Hermite–Simpson segments; the full run also solves on twice SEGMENTS
 MESH_RTOL = 1e-6  # rows on SEGMENTS against twice SEGMENTS: "converged to six digits"
@@ -35,8 +35,8 @@ COMPARED = ("cost", "xi_I", "trailing_lift_off_speed")
 
 
 def biped(mu_T) -> BipedWithTorso:
-    """Font & Kövecses 2008's biped (l = 0.8 m, b = 0.4 m, l_T = 0.4 m, 30 kg) with legs of 5 kg and the other 20 kg split
-    between hip and torso by ``μ_T = m_T/m_H``."""
+    """Font & Kövecses 2008's biped (l = 0.8 m, b = 0.4 m, l_T = 0.4 m, 30 kg) with legs of 5 kg and the other 20 kg
+    split between hip and torso by ``μ_T = m_T/m_H``."""
     mu_T = jnp.asarray(mu_T, float)
     m_H = UPPER_MASS / (1 + mu_T)
     return BipedWithTorso(m=LEG_MASS, m_H=m_H, m_T=mu_T * m_H, l=0.8, b=0.4, l_T=0.4, g=9.81)
@@ -47,8 +47,8 @@ def optimal_step(mu_T, segments: int) -> OptimalGait:
     r"""The step of least ``(1/L)∫(τ_1² + τ_2²) dt`` of :func:`biped` at ``L = 0.5`` m in ``0.5`` s on
     `segments` Hermite–Simpson segments, the feet free to scuff (no clearance) but the swing foot approaching the
     ground at heel strike (without it the straight leg of μ_T = 2 dips through the ground and the step ends as
-    its foot comes back up: no collision), and the trailing foot's lift-off reported, not imposed; from Kelly's guess (stance leg back at ``−α``, ``\sin α = L/2l``, upright torso).
-    One compilation per mesh: `mu_T` is traced."""
+    its foot comes back up: no collision), and the trailing foot's lift-off reported, not imposed; from Kelly's guess
+    (stance leg back at ``−α``, ``\sin α = L/2l``, upright torso). One compilation per mesh: `mu_T` is traced."""
     model = biped(mu_T)
     alpha = jnp.arcsin(STEP_LENGTH / (2 * model.l))
     return optimal_gait(biped_torso_walker(model), jnp.stack([-alpha, -2 * alpha, -alpha]),
@@ -59,8 +59,8 @@ def optimal_step(mu_T, segments: int) -> OptimalGait:
 @jax.jit
 @jax.vmap
 def _impulsive_only(mu_T, q4, q5):
-    """ξ_I of Font & Kövecses 2008's heel strike (§4) at ``q4⁻``, ``q5⁻``: ``q3 = q4/2``, no relative leg rotation, the torso
-    not rotating, the swing foot sticking and the stance foot released."""
+    """ξ_I of Font & Kövecses 2008's heel strike (§4) at ``q4⁻``, ``q5⁻``: ``q3 = q4/2``, no relative leg rotation, the
+    torso not rotating, the swing foot sticking and the stance foot released."""
     model = biped(mu_T)
     q, qdot = model.pre_impact_state(q4, q5)
     return impact(model, q, qdot, stick=("P_L",)).xi_I
@@ -89,14 +89,14 @@ def _rel(a, b):
 
 
 @experiment("gait-biped-torso-powered", "003", "§4.2 (ξ_I against μ_T), in powered gaits",
-            "Font & Kövecses 2008's biped with a torso (30 kg, l = 0.8 m, b = l_T = 0.4 m, legs 5 kg, the other 20 kg split "
-            "by μ_T = m_T/m_H) walking at 1 m/s with 0.5 m steps, powered by two hip torques: the step of least "
+            "Font & Kövecses 2008's biped with a torso (30 kg, l = 0.8 m, b = l_T = 0.4 m, legs 5 kg, the other 20 kg "
+            "split by μ_T = m_T/m_H) walking at 1 m/s with 0.5 m steps, powered by two hip torques: the step of least "
             f"(1/L)∫(τ1² + τ2²) dt (Hermite–Simpson, {SEGMENTS} segments; {QUICK_SEGMENTS} with --quick), "
             "periodic through the impulsive heel strike, straight legs free to scuff, the trailing foot's lift-off "
             "reported; its cost, ξ_I = T_c⁻/T⁻ at heel strike and the trailing foot's post-impact normal velocity, "
             "for μ_T = 0.5, 1, 2.",
-            units="mu_T [-], cost [(N m)² s / m], xi_I [-], trailing_lift_off_speed [m/s], "
-                  "step_length [m], speed [m/s]")
+            units="mu_T [-], cost [(N m)² s / m], xi_I [-], trailing_lift_off_speed [m/s], step_length [m], "
+                  "speed [m/s]")
 def biped_torso_powered(quick, progress):
     segments = QUICK_SEGMENTS if quick else SEGMENTS
     rows, gaits = _solve(segments, progress, f"μ_T, {segments} segments")
@@ -146,13 +146,15 @@ def _checks(rows, gaits, strikes, upright, leaning, fine, segments):
         check_that("Heel strike is a collision: the swing foot approaches the ground, v_y⁻ ≤ 0 (imposed; no "
                    "clearance constraint)", "Font & Kövecses 2008, §4: the swing foot impacts the ground",
                    "v_y⁻ = " + _listed(foot_vy, "+.3f", "m/s") + scuff, bool(np.all(foot_vy <= 1e-9))),
-        check_that("At Font & Kövecses 2008's pre-impact state (q3 = q4/2, upright torso, q̇4 = 0, torso not rotating) higher "
+        check_that("At Font & Kövecses 2008's pre-impact state (q3 = q4/2, upright torso, q̇4 = 0, torso not rotating) "
+                   "higher "
                    f"μ_T lowers ξ_I; here at this step's q4⁻ = {math.degrees(strikes[0]['q4']):.1f}°",
                    "Font & Kövecses 2008, §4.2, Figs. 6–7 (impulsive only)", "ξ_I = " + _listed(upright, ".4f"),
                    monotone(upright, False)),
         check_that("The same in the optimal powered gaits: higher μ_T lowers ξ_I at heel strike",
                    "Font & Kövecses 2008, §4.2 (impulsive only)",
-                   f"ξ_I = {_listed(xi, '.4f')}: {_trend(xi)}. At the gaits' postures with Font & Kövecses 2008's velocities "
+                   f"ξ_I = {_listed(xi, '.4f')}: {_trend(xi)}. At the gaits' postures with Font & Kövecses 2008's "
+                   f"velocities "
                    f"ξ_I = {', '.join(f'{x:.4f}' for x in leaning)} ({_trend(leaning)}); the optimum strikes with the "
                    "torso at " + ", ".join(f"{s['torso_deg']:.0f}°" for s in strikes) + " from the vertical "
                    "(> 0 forward), turning at " + ", ".join(f"{s['torso_rate']:+.2f}" for s in strikes)
@@ -225,18 +227,19 @@ def _figure(rows, gaits, upright, leaning):
     axes[2].legend(fontsize=8)
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Font & Kövecses 2008's biped with a torso, powered: optimal steps of {STEP_LENGTH:g} m at {SPEED:g} m/s "
-                 f"({gaits[0].problem.segments} Hermite–Simpson segments)")
+    fig.suptitle(f"Font & Kövecses 2008's biped with a torso, powered: optimal steps of {STEP_LENGTH:g} m at {SPEED:g} "
+                 f"m/s ({gaits[0].problem.segments} Hermite–Simpson segments)")
     return fig
 
 
 def _table(rows, gaits, strikes, upright, leaning, segments):
     head = (f"Heel strike of the optimal gaits ({segments} segments; torso angle from the vertical, > 0 leaning "
-            "forward; v⁻: the swing foot's velocity; ξ_I Font & Kövecses 2008: the impulsive-only state of §4 at this q4⁻, "
+            "forward; v⁻: the swing foot's velocity; ξ_I Font & Kövecses 2008: the impulsive-only state of §4 at this "
+            "q4⁻, "
             "upright torso or the gait's torso angle):\n\n"
             "| μ_T | m_H, m_T [kg] | cost | ξ_I | v_Sn⁺ [m/s] | net work, impact loss [J] | iterations | "
-            "torso [°], rate [rad/s] | q̇4⁻ [rad/s] | v⁻ (x, y) [m/s] | ξ_I Font & Kövecses 2008 upright, gait's torso |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|\n")
+            "torso [°], rate [rad/s] | q̇4⁻ [rad/s] | v⁻ (x, y) [m/s] | ξ_I Font & Kövecses 2008 upright, gait's torso "
+            "|\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for r, g, s, a, b in zip(rows, gaits, strikes, upright, leaning):
         m = biped(r["mu_T"])

@@ -1,7 +1,6 @@
-"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the compass walker with circular feet
-(§5.1, Figs. 2–3): trailing-foot separation velocity, hip speed and energy loss of heel strike over the step
-length and the foot radius, impulsive beside compliant. Models, solves and the comparison helpers are those
-of :mod:`.seed001`.
+"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the compass walker with circular feet (§5.1): the rows
+and quantities of Figs. 2–3 (trailing-foot separation velocity, hip speed and energy loss of heel strike),
+impulsive beside compliant. Models, solves and the comparison helpers are those of :mod:`.impacts`.
 """
 
 from .impacts import (

@@ -1,6 +1,6 @@
-"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the crutch walker (§5.2, Figs. 4–5):
-feet separation velocity, shoulder speed and energy loss of the crutch-tip impact over the leg angle and the
-hip angle, impulsive beside compliant. Models, solves and the comparison helpers are those of :mod:`.seed001`.
+"""Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010) on the crutch walker (§5.2): the sweeps and notes of
+Figs. 4–5 (feet separation velocity, shoulder speed and energy loss of the crutch-tip impact), impulsive beside
+compliant. Models, solves and the comparison helpers are those of :mod:`.impacts`.
 """
 
 import numpy as np
@@ -42,7 +42,8 @@ def _crutch_notes(quick, imp, comp, free):
     notes = [_skipped_note(quick)] + _compliant_notes(comp, "one per angle")
     if comp is not None:
         notes.append(f"Hunt–Crossley damping from eq. 16 with e = {_RESTITUTION}: χ = "
-                     f"{np.min(comp['chi']):.3g}…{np.max(comp['chi']):.3g} N s/m^2.5 (Font-Llagunes et al. 2012 uses 1e+07).")
+                     f"{np.min(comp['chi']):.3g}…{np.max(comp['chi']):.3g} N s/m^2.5 (Font-Llagunes et al. 2012 uses "
+                     f"1e+07).")
     notes.append(_gravity_note(imp, free, _CRUTCH_QUANTITIES))
     return "\n\n".join(n for n in notes if n)
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2010, Fig. 2 (§5.1): the compass walker with circular feet over the pre-impact stance
+angle, impulsive beside compliant, and the walker at heel strike in place of the paper's Fig. 1."""
 
 import numpy as np
 
@@ -33,8 +34,8 @@ from .impacts import (
 
 
 @experiment("compass-step-length", "001", "Fig. 2",
-            "Compass walker with circular feet (R = 0.25 m): trailing-foot separation velocity, hip speed and "
-            "energy loss over the pre-impact stance angle q3 (q4 = 2 q3), impulsive vs compliant.",
+            "Compass walker with circular feet (R = 0.25 m): trailing-foot separation velocity, hip speed and energy "
+            "loss over the pre-impact stance angle q3 (q4 = 2 q3), impulsive vs compliant.",
             units=_COMPASS_UNITS)
 def compass_step_length(quick, progress):
     # q3 = 0 is left out: both feet coincide and the swing foot does not approach the ground (no collision).
@@ -77,7 +78,8 @@ def compass_step_length(quick, progress):
                            imp, comp, "energy_loss", _CLOSE),
         ]
     fig = _figure(q3, "stance-leg angle q3⁻ [deg] (q4⁻ = 2 q3⁻)", imp, comp, _COMPASS_VELOCITIES,
-                  "Font-Llagunes et al. 2010, Fig. 2 — compass walker over the step, R = 0.25 m (solid: impulsive, dashed: compliant)",
+                  "Font-Llagunes et al. 2010, Fig. 2 — compass walker over the step, R = 0.25 m (solid: impulsive, "
+                  "dashed: compliant)",
                   _COMPASS_SYMBOLS)
     notes = [_skipped_note(quick)] + _compliant_notes(comp, "one per q3") + [
         _gravity_note(imp, free, _COMPASS_QUANTITIES)]
@@ -90,7 +92,8 @@ def _model_figure():
     at the swing foot, in place of the paper's Fig. 1."""
     model, q, qdot = _compass_state(0.25, np.radians(15.0))
     sol = constrained_impact(model.mass_matrix(q), model.contact_jacobian(q, "swing_foot"), qdot)
-    return model_figure(model, q, "Compass walker with circular feet (Font-Llagunes et al. 2010) at heel strike, q3⁻ = 15°, R = 0.25 m",
+    return model_figure(model, q, "Compass walker with circular feet (Font-Llagunes et al. 2010) at heel strike, q3⁻ = "
+                                  "15°, R = 0.25 m",
                         contacts=("swing_foot", "stance_foot"),
                         arrows={"swing_foot": (float(sol.impulses[1]), float(sol.impulses[0]))},
                         note="arrow: impulse at the swing foot (it sticks; the stance foot is released); H: hip mass")

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2010, Fig. 3 (§5.1): the compass walker over the foot radius, impulsive beside
+compliant."""
 
 import numpy as np
 
@@ -73,7 +74,8 @@ def compass_foot_radius(quick, progress):
                             "Fig. 3b", more, "compliant > impulsive", "solved radii"),
         ]
     fig = _figure(R, "foot radius R [m] (leg length l = 1 m)", imp, comp, _COMPASS_VELOCITIES,
-                  "Font-Llagunes et al. 2010, Fig. 3 — compass walker over the foot radius, q3⁻ = 20°, q4⁻ = 40° (solid: impulsive, "
+                  "Font-Llagunes et al. 2010, Fig. 3 — compass walker over the foot radius, q3⁻ = 20°, q4⁻ = 40° "
+                  "(solid: impulsive, "
                   "dashed: compliant)", _COMPASS_SYMBOLS)
     notes = [_skipped_note(quick)] + _compliant_notes(None if comp is None else
                                                       {k: v[hit] for k, v in comp.items()}, "one per R < l") + [

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2010, Fig. 4 (§5.2): the crutch walker over the leg angle, impulsive beside
+compliant."""
 
 import numpy as np
 
@@ -56,6 +57,7 @@ def crutch_leg_angle(quick, progress):
                             "impulsive > compliant", "angles"),
         ]
     fig = _figure(q3, "leg angle q3⁻ [deg]", imp, comp, _CRUTCH_VELOCITIES,
-                  "Font-Llagunes et al. 2010, Fig. 4 — crutch walker over the leg angle, q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
+                  "Font-Llagunes et al. 2010, Fig. 4 — crutch walker over the leg angle, q4 = 10°, q5 = 150°, q̇3⁻ = 1 "
+                  "rad/s (solid: "
                   "impulsive, dashed: compliant)", _CRUTCH_SYMBOLS)
     return Outcome(rows, {"fig4": fig}, checks, _crutch_notes(quick, imp, comp, free))

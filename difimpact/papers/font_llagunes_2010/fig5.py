@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2010, Fig. 5 (§5.2): the crutch walker over the hip angle, impulsive beside
+compliant."""
 
 import numpy as np
 
@@ -59,6 +60,7 @@ def crutch_hip_angle(quick, progress):
                             more, "compliant > impulsive", "angles"),
         ]
     fig = _figure(q4, "hip angle q4⁻ [deg]", imp, comp, _CRUTCH_VELOCITIES,
-                  "Font-Llagunes et al. 2010, Fig. 5 — crutch walker over the hip angle, q3 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s (solid: "
+                  "Font-Llagunes et al. 2010, Fig. 5 — crutch walker over the hip angle, q3 = 10°, q5 = 150°, q̇3⁻ = 1 "
+                  "rad/s (solid: "
                   "impulsive, dashed: compliant)", _CRUTCH_SYMBOLS)
     return Outcome(rows, {"fig5": fig}, checks, _crutch_notes(quick, imp, comp, free))

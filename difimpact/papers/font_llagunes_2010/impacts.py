@@ -1,9 +1,9 @@
 """Font-Llagunes, Kövecses, Pàmies-Vilà & Barjau (2010): impulsive and compliant impact models
-compared on the compass-gait biped with circular feet (Figs. 2–3, :mod:`.seed001_compass`) and on the crutch
-walker (Figs. 4–5, :mod:`.seed001_crutch`): the models, solves and comparison helpers of both.
+compared on the compass-gait biped with circular feet (Figs. 2–3, :mod:`.fig2`, :mod:`.fig3`) and on the
+crutch walker (Figs. 4–5, :mod:`.fig4`, :mod:`.fig5`): the models, solves and comparison helpers of both.
 
-**Impulsive** (Font-Llagunes et al. 2010, eqs. 6–9): the colliding point Q sticks after the impact (``v⁺(Q) = 0``), every
-other contact is released: the swing foot of the compass walker (the stance foot may lift off; its
+**Impulsive** (Font-Llagunes et al. 2010, eqs. 6–9): the colliding point Q sticks after the impact (``v⁺(Q) = 0``),
+every other contact is released: the swing foot of the compass walker (the stance foot may lift off; its
 ``q̇2⁺`` is the trailing foot's separation velocity), the crutch tip (the feet are free). The energy loss is
 ``T⁻ − T⁺``.
 
@@ -11,11 +11,11 @@ other contact is released: the swing foot of the compass walker (the stance foot
 damping from restitution (Lankarani–Nikravesh, eq. 16), integrated with gravity to the end of compression
 of Q (``v_n(Q) = 0``, Font-Llagunes et al. 2012's end); the energy loss is minus the work of the contact forces (§5.1).
 
-Parameters Font-Llagunes et al. 2010 does not give, chosen here and used throughout: the materials of Font-Llagunes et al. 2012 (§5, same
-authors: elastomer ``E = 0.1 GPa, ν = 0.5`` on concrete ``E = 30 GPa, ν = 0.2``), the sphere radius the
-foot radius ``R`` (compass walker) or Font-Llagunes et al. 2012's ``0.05 m`` (crutch tip); restitution ``e = 0.8`` in eq. 16
-(at the crutch walker's impact speeds ``χ ≈ 10⁷ N s/m^2.5``, Font-Llagunes et al. 2012's value); exact Coulomb stick/slip
-(:class:`~difimpact.Coulomb`, ``μ = 1``) for the paper's non-sliding contacts (§1), leaving out the solves
+Parameters Font-Llagunes et al. 2010 does not give, chosen here and used throughout: the materials of Font-Llagunes et
+al. 2012 (§5, same authors: elastomer ``E = 0.1 GPa, ν = 0.5`` on concrete ``E = 30 GPa, ν = 0.2``), the sphere radius
+the foot radius ``R`` (compass walker) or Font-Llagunes et al. 2012's ``0.05 m`` (crutch tip); restitution ``e = 0.8``
+in eq. 16 (at the crutch walker's impact speeds ``χ ≈ 10⁷ N s/m^2.5``, Font-Llagunes et al. 2012's value); exact Coulomb
+stick/slip (:class:`~difimpact.Coulomb`, ``μ = 1``) for the paper's non-sliding contacts (§1), leaving out the solves
 where the impacting contact does not stick at the end. The compass walker's trailing foot keeps a compliant
 contact (same law, §5.1); the crutch walker's feet are free (Font-Llagunes et al. 2012's model). Gravity acts during the
 contact, and its impulse (``m g Δt``, a few percent of the contact impulse) is the main difference between
@@ -56,7 +56,8 @@ _OVERLAP = 0.02
 
 
 def _hunt_crossley(radius, impact_speed):
-    """Font-Llagunes et al. 2010 eqs. 13–16 with Font-Llagunes et al. 2012's materials (§5; Font-Llagunes et al. 2010 gives none) and the restitution above."""
+    """Font-Llagunes et al. 2010 eqs. 13–16 with Font-Llagunes et al. 2012's materials (§5; Font-Llagunes et al. 2010
+    gives none) and the restitution above."""
     k_n = hertz_stiffness(radius, *ELASTOMER_ON_CONCRETE)
     return HuntCrossley(k_n, damping_from_restitution(k_n, _RESTITUTION, impact_speed))
 
@@ -71,7 +72,7 @@ def _compliant_summary(model, q, qdot, points, **options):
 
 
 # --------------------------------------------------------------------------------------------------------
-# Compass-gait biped, seed 001 §5.1
+# Compass-gait biped, §5.1
 
 
 def _compass_state(R, q3, g=9.81):
@@ -82,8 +83,8 @@ def _compass_state(R, q3, g=9.81):
 
 @jax.jit
 def _compass_impulsive(R, q3):
-    """Swing foot sticks, stance foot released (Font-Llagunes et al. 2010, eq. 8). The swing foot's pre-impact normal velocity
-    vanishes at ``R = l`` (no collision), so the map is called through :func:`constrained_impact` with the
+    """Swing foot sticks, stance foot released (Font-Llagunes et al. 2010, eq. 8). The swing foot's pre-impact normal
+    velocity vanishes at ``R = l`` (no collision), so the map is called through :func:`constrained_impact` with the
     sticking rows ``A = [A_n; A_t]`` of the swing foot (what ``impact(stick=("swing_foot",))`` builds, without
     its check that the point approaches the ground, which would reject ``R = l``)."""
     model, q, qdot = _compass_state(R, q3)
@@ -96,8 +97,8 @@ def _compass_impulsive(R, q3):
 
 @jax.jit
 def _compass_compliant(R, q3, g):
-    """Swing foot and trailing foot compliant (Font-Llagunes et al. 2010, §5.1), the phase ends at the swing foot's end of
-    compression; gravity ``g`` during the contact."""
+    """Swing foot and trailing foot compliant (Font-Llagunes et al. 2010, §5.1), the phase ends at the swing foot's end
+    of compression; gravity ``g`` during the contact."""
     model, q, qdot = _compass_state(R, q3, g)
     law = _hunt_crossley(R, -model.point_velocity(q, qdot, "swing_foot")[1])
     sol, ok, loss = _compliant_summary(model, q, qdot, ("swing_foot", "stance_foot"), normal=law, friction=Coulomb(_MU),
@@ -108,12 +109,12 @@ def _compass_compliant(R, q3, g):
 
 
 # --------------------------------------------------------------------------------------------------------
-# Crutch walker, seed 001 §5.2
+# Crutch walker, §5.2
 
 
 def _crutch_state(q3, q4, g=9.81):
-    """Font-Llagunes et al. 2010, §5.2: feet at the origin, ``q5 = 150°``, ``q6`` placing the tip on the ground, and only
-    ``q̇3⁻ = 1 rad/s`` non-zero."""
+    """Font-Llagunes et al. 2010, §5.2: feet at the origin, ``q5 = 150°``, ``q6`` placing the tip on the ground, and
+    only ``q̇3⁻ = 1 rad/s`` non-zero."""
     model = CrutchWalker(g=g)
     q, qdot = model.pre_impact_state(q3, 0.0, q4=q4)
     return model, q, qdot
@@ -135,8 +136,8 @@ def _crutch_impulsive(q3, q4):
 
 @jax.jit
 def _crutch_compliant(q3, q4, g):
-    """Compliant tip (Font-Llagunes et al. 2010, §4), feet free, to the tip's end of compression; gravity ``g`` during the
-    contact."""
+    """Compliant tip (Font-Llagunes et al. 2010, §4), feet free, to the tip's end of compression; gravity ``g`` during
+    the contact."""
     model, q, qdot = _crutch_state(q3, q4, g)
     vn = -model.point_velocity(q, qdot, "Q")[1]
     law = _hunt_crossley(TIP_RADIUS, vn)
@@ -227,9 +228,9 @@ def _gravity_note(imp, free, quantities):
     gaps = ", ".join(f"{name} {_diff(imp[key], free[key]):.2%}" for key, name in quantities)
     solved = np.isfinite(free["energy_loss"])
     more = free["energy_loss"][solved] > imp["energy_loss"][solved]
-    return (f"**Diagnostic: gravity switched off during the compliant contact** (g = 0 in that solve only): "
-            f"largest gaps to the impulsive map {gaps} of the plotted maxima; compliant loss > impulsive at "
-            f"{more.sum()} of {more.size} points. With gravity on (the results above) the gaps are the impulse "
+    return (f"**Diagnostic: gravity switched off during the compliant contact** (g = 0 in that solve only): largest "
+            f"gaps to the impulsive map {gaps} of the plotted maxima; compliant loss > impulsive at {more.sum()} of "
+            f"{more.size} points. With gravity on (the results above) the gaps are the impulse "
             "of gravity over the finite contact: the paper's statements that the curves overlap hold without "
             "it, those that the compliant loss is the larger (Figs. 3b, 5b) need it.")
 

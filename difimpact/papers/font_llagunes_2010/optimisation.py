@@ -19,12 +19,13 @@ def _bounds(*pairs):
 
 
 def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> Problem:
-    r"""Compass walker (Font-Llagunes et al. 2010): foot radius ``R`` and half inter-leg angle ``q3`` minimising the energy lost
-    per distance, ``(T⁻ − T⁺) / D`` [J/m] (Font & Kövecses 2008's ξ_L, eq. 23, with the distance actually travelled).
+    r"""Compass walker (Font-Llagunes et al. 2010): foot radius ``R`` and half inter-leg angle ``q3`` minimising the
+    energy lost per distance, ``(T⁻ − T⁺) / D`` [J/m] (Font & Kövecses 2008's ξ_L, eq. 23, with the distance actually
+    travelled).
 
     **Why constraints.** Unconstrained the problem has no interior optimum: the loss vanishes as ``R → l``
-    (Font-Llagunes et al. 2010, §4: no impact at all) and, per distance, as ``q3 → 0`` (short steps, Font & Kövecses 2008 conclusion (ii)).
-    Two physical limits make it meaningful:
+    (Font-Llagunes et al. 2010, §4: no impact at all) and, per distance, as ``q3 → 0`` (short steps, Font & Kövecses
+    2008 conclusion (ii)). Two physical limits make it meaningful:
 
     - the foot arc must carry the rolling contact, which moves by ``2 q3`` on the arc during a step:
       arc length ``2 R q3 ≤`` `foot_length` [m];
@@ -35,7 +36,8 @@ def compass_foot_radius(foot_length: float = 0.25, progression: float = 0.5) -> 
     Both are active at the optimum: the best foot is the largest the foot length allows and the best step
     the shortest the task allows. Pre-impact state: Font-Llagunes et al. 2010, ``q̇3 = 1 rad/s`` (:meth:`CompassGait.
     pre_impact_state`); the swing foot sticks, the stance foot is released. ``x = [R, q3]`` within
-    ``[0.05, 0.95] m × [2°, 30°]`` (Font-Llagunes et al. 2010's ranges, less ``R = l``, where the swing foot does not collide).
+    ``[0.05, 0.95] m × [2°, 30°]`` (Font-Llagunes et al. 2010's ranges, less ``R = l``, where the swing foot does not
+    collide).
     """
     foot_length, progression = positive("foot_length", foot_length), positive("progression", progression)
     lower, upper = _bounds((0.05, 0.95), (math.radians(2.0), math.radians(30.0)))

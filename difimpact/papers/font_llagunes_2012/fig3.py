@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2012, Fig. 3: the critical friction coefficient ``μ_c`` (eq. 8) over the leg angle ``q3``,
+and the crutch walker at the reference state of §5 in place of the paper's Fig. 1."""
 
 import math
 
@@ -12,12 +13,12 @@ from difimpact import (
 
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import model_figure
-from .impacts import _WALKER, MUS, Q3_DEG, _impulsive
+from .impacts import MUS, Q3_DEG, WALKER, _impulsive
 
 
 @experiment("crutch-critical-friction", "000", "Fig. 3",
-            "Crutch walker: critical friction coefficient μ_c (eq. 8) over the leg angle q3 for the seven "
-            "postures of §5, with the friction coefficients μ = 0.5, 0.75, 1 chosen from it.",
+            "Crutch walker: critical friction coefficient μ_c (eq. 8) over the leg angle q3 for the seven postures of "
+            "§5, with the friction coefficients μ = 0.5, 0.75, 1 chosen from it.",
             units="q3_deg [deg], mu_c [-]")
 def crutch_critical_friction(quick, progress):
     q3 = np.asarray(Q3_DEG, float)
@@ -43,7 +44,8 @@ def crutch_critical_friction(quick, progress):
     ax.set_ylim(0.4, 1.1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title("Font-Llagunes et al. 2012, Fig. 3 — critical friction over the leg angle\n(q4 = 10°, q5 = 150°, q̇3⁻ = 1 rad/s; "
+    ax.set_title("Font-Llagunes et al. 2012, Fig. 3 — critical friction over the leg angle\n(q4 = 10°, q5 = 150°, q̇3⁻ "
+                 "= 1 rad/s; "
                  "dotted red: the μ of §5)", fontsize=10)
     fig.tight_layout()
     return Outcome(rows, {"fig3_mu_c": fig, "model_crutch_walker": _model_figure()}, checks)
@@ -52,9 +54,10 @@ def crutch_critical_friction(quick, progress):
 def _model_figure():
     """The crutch walker at the reference state of §5 (q3 = 12°, q̇5⁻ = −0.2 rad/s) with its impulse at μ = 0.75
     (Table 3's case), in place of the paper's Fig. 1."""
-    q, qdot = _WALKER.pre_impact_state(math.radians(12.0), -0.2)
-    r = frictional_impact(_WALKER, q, qdot, "Q", friction=Coulomb(0.75))
-    return model_figure(_WALKER, q, "Crutch walker (Font-Llagunes et al. 2012, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = 150°",
+    q, qdot = WALKER.pre_impact_state(math.radians(12.0), -0.2)
+    r = frictional_impact(WALKER, q, qdot, "Q", friction=Coulomb(0.75))
+    return model_figure(WALKER, q, "Crutch walker (Font-Llagunes et al. 2012, Table 1) at q3⁻ = 12°, q4 = 10°, q5 = "
+                                    "150°",
                         contacts=("Q",), arrows={"Q": (float(r.tangential_impulse), float(r.normal_impulse))},
-                        note="arrow: impulse (P_t, P_n) of the tip Q, impulsive map, μ = 0.75, q̇5⁻ = −0.2 rad/s; "
-                             "P feet, H hip, S shoulder, E elbow")
+                        note="arrow: impulse (P_t, P_n) of the tip Q, impulsive map, μ = 0.75, q̇5⁻ = −0.2 rad/s; P "
+                             "feet, H hip, S shoulder, E elbow")

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2012, Figs. 13–17 (§5.4): the evolutions in normal-impulse space of both methods, for the
+five cases of the paper's regimes; the compliant solve sampled at exact states of the same solve."""
 
 import jax
 import numpy as np
@@ -16,7 +17,7 @@ from .impacts import (
     _run_compliant,
 )
 
-# Figs. 13–17 (seed 000, §5.4): figure number, μ, q̇5⁻ [rad/s], q3⁻ [deg], regime as the paper names it.
+# Figs. 13–17 (§5.4): figure number, μ, q̇5⁻ [rad/s], q3⁻ [deg], regime as the paper names it.
 _PATH_CASES = ((13, 0.5, 0.0, 21.0, "slide-from-rest", "immediate sliding"),
                (14, 0.5, 0.4, 21.0, "slide-reversal", "sliding reversion"),
                (15, 0.75, -0.2, 12.0, "slide-stick", "sliding-sticking"),
@@ -28,7 +29,8 @@ _PATH_KEYS = (("vnP", "foot velocity v_n(P) [m/s]"), ("vtQ", "tip velocity v_t(Q
 
 def _compliant_path(mu, q3_deg, q5dot, samples):
     """Compliant solve sampled at ``samples`` equal times of its duration, mapped to ``P_n(t) = ∫F_n dt``
-    (the equivalence of the two independent variables, Font-Llagunes et al. 2012, §3.2 and §5.1): exact states of the same solve."""
+    (the equivalence of the two independent variables, Font-Llagunes et al. 2012, §3.2 and §5.1): exact states of the
+    same solve."""
     end = _run_compliant(mu=mu, q3_deg=q3_deg, q5dot=q5dot)
     parts = [_run_compliant(mu=mu, q3_deg=q3_deg, q5dot=q5dot, t_max=float(end["duration"]) * k / samples)
              for k in range(1, samples)] + [end]
@@ -49,8 +51,8 @@ def _deviation(imp, comp, key):
 
 
 @experiment("crutch-impulse-space", "000", "Figs. 13–17",
-            "Crutch walker: v_n(P), v_t(Q), P_t, W_n, W_t as functions of the normal impulse P_n for one case of "
-            "each regime — impulsive (integration in P_n space, §3.2) beside the compliant solve mapped to P_n(t).",
+            "Crutch walker: v_n(P), v_t(Q), P_t, W_n, W_t as functions of the normal impulse P_n for one case of each "
+            "regime — impulsive (integration in P_n space, §3.2) beside the compliant solve mapped to P_n(t).",
             units="Pn, Pt [N s], Wn, Wt [J], vnP, vtQ [m/s], q3_deg [deg], q5dot [rad/s]")
 def crutch_impulse_space(quick, progress):
     fig_no, mus, q5s, q3s, expected, names = zip(*_PATH_CASES)
@@ -80,7 +82,8 @@ def crutch_impulse_space(quick, progress):
                             for method, path in (("impulsive", imp), ("compliant", comp))])
                   for k, ylabel in _PATH_KEYS]
         figures[f"fig{fig_no[i]}_impulse_space"] = panel_grid(
-            panels, f"Font-Llagunes et al. 2012, Fig. {fig_no[i]} — μ = {mus[i]:g}, q̇5⁻ = {q5s[i]:g} rad/s, q3⁻ = {q3s[i]:g}° "
+            panels, f"Font-Llagunes et al. 2012, Fig. {fig_no[i]} — μ = {mus[i]:g}, q̇5⁻ = {q5s[i]:g} rad/s, q3⁻ = "
+                    f"{q3s[i]:g}° "
             f"({names[i]})", "normal impulse P_n [N s]", ncols=3,
             note=f"P: feet, Q: crutch tip; both curves end at the end of compression, where v_n(Q) = 0 "
                  f"(impulsive: ● at P_n⁺ = {imp['Pn'][-1]:.2f} N s)")
@@ -94,8 +97,8 @@ def crutch_impulse_space(quick, progress):
                    np.all(np.abs(vt[[0, 3, 4]]) < 1e-12) and vt[1] < 0),
         check_that("Fig. 15: v_t⁻(Q) < 0", "§5.4",
                    f"v_t⁻(Q) = {vt[2]:+.3f} m/s. v_t⁻ is linear in q̇5⁻ and zero at q̇5⁻ = 0 (Fig. 13), so "
-                   "Fig. 14 (q̇5⁻ = +0.4) and Fig. 15 (q̇5⁻ = −0.2) cannot both have v_t⁻ < 0: the paper "
-                   "contradicts itself",
+                   "Fig. 14 (q̇5⁻ = +0.4) and Fig. 15 (q̇5⁻ = −0.2) cannot both have v_t⁻ < 0: the paper contradicts "
+                   "itself",
                    vt[2] < 0),
         check_that("Figs. 16/17: μ = 0.75 slightly above μ_c at q3 = 15°, slightly below at 18°", "§5.4",
                    f"μ_c = {mu_c[0]:.3f}, {mu_c[1]:.3f}", mu_c[0] < 0.75 < mu_c[1]),

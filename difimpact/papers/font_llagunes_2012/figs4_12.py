@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Font-Llagunes et al. 2012, Figs. 4–12 (§5.1–5.3): both methods over ``μ × q3 × q̇5``, post-impact velocities,
+impulses and works of the contact forces, and the regimes they end in."""
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -41,9 +42,8 @@ def _grid_rows(quick, progress):
 
 
 @experiment("crutch-grid", "000", "Figs. 4–12",
-            "Crutch walker, both methods (impulsive frictional map, compliant Hunt–Crossley + Coulomb) over "
-            "μ ∈ {0.5, 0.75, 1}, q3 = 3°…21°, q̇5⁻ = −0.2…0.4 rad/s: post-impact v_n(P), v_t(Q), impulses and "
-            "works.",
+            "Crutch walker, both methods (impulsive frictional map, compliant Hunt–Crossley + Coulomb) over μ ∈ "
+            "{0.5, 0.75, 1}, q3 = 3°…21°, q̇5⁻ = −0.2…0.4 rad/s: post-impact v_n(P), v_t(Q), impulses and works.",
             units="q3_deg [deg], q5dot [rad/s], Pn, Pt [N s], Wn, Wt [J], vnP, vtQ [m/s]")
 def crutch_grid(quick, progress):
     rows, g, q3, q5s = _grid_rows(quick, progress)
@@ -105,6 +105,11 @@ def crutch_grid(quick, progress):
                    "fall freely during the compliant contact)",
                    (dv[1] > 0).all() and dv_rel <= 0.10),
     ]
+    return Outcome(rows, _figures(g, q3, q5s), checks)
+
+
+def _figures(g, q3, q5s) -> dict:
+    """Figs. 4–12: velocities, impulses and works over ``q3`` per ``μ``, both methods, one curve per ``q̇5⁻``."""
     figures = {}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     pairs = {"velocities": ([("vnP", "foot velocity v_n⁺(P) [m/s]"), ("vtQ", "tip velocity v_t⁺(Q) [m/s]")],
@@ -122,6 +127,7 @@ def crutch_grid(quick, progress):
                                 for j, q5 in enumerate(q5s) for m in ("impulsive", "compliant")])
                       for k, ylabel in keys]
             figures[f"fig{number}_{name}_mu{mu:g}"] = panel_grid(
-                panels, f"Font-Llagunes et al. 2012, Fig. {number} — {what} at μ = {mu:g}, both methods (q4 = 10°, q5 = 150°)",
+                panels, f"Font-Llagunes et al. 2012, Fig. {number} — {what} at μ = {mu:g}, both methods (q4 = 10°, "
+                        f"q5 = 150°)",
                 "leg absolute angle q3⁻ [deg]", note=note)
-    return Outcome(rows, figures, checks)
+    return figures

@@ -1,8 +1,6 @@
-"""Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses (2012): crutch-tip impact of the crutch walker,
-the impulsive map with Coulomb friction beside the compliant Hunt–Crossley model — critical friction
-(Fig. 3) and the grid of §5.1–5.3 (Figs. 4–12) here; evolutions in normal-impulse space (§5.4, Figs. 13–17)
-and the sensitivity of the compliant model to ``k_n`` and ``χ`` (§5.5, Table 3, Figs. 18–21) in
-:mod:`.seed000_evolution`.
+"""Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses (2012): the crutch tip's impact at the pre-impact states of §5,
+by the impulsive map with Coulomb friction (eqs. 8–34) and by the compliant Hunt–Crossley contact (eqs. 35–38),
+shared by the figures (:mod:`.fig3`, :mod:`.figs4_12`, :mod:`.figs13_17`, :mod:`.table3`).
 
 Compile time is the cost here: the impulsive map is one ``jit(vmap)`` per grid; every compliant solve goes
 through one jitted single-case function (:func:`_compliant`) shared by the three compliant experiments and
@@ -26,17 +24,19 @@ from difimpact import (
 
 from .crutch_tip import tip_contact
 
-MUS = (0.5, 0.75, 1.0)  # seed 000, §5
-Q3_DEG = tuple(range(3, 22, 3))  # seed 000, §5: 3°…21° step 3°
-Q5DOTS = (-0.2, 0.0, 0.2, 0.4)  # seed 000, §5: q̇5⁻ from −0.2 to 0.4 rad/s
+MUS = (0.5, 0.75, 1.0)  # §5
+Q3_DEG = tuple(range(3, 22, 3))  # §5: 3°…21° step 3°
+Q5DOTS = (-0.2, 0.0, 0.2, 0.4)  # §5: q̇5⁻ from −0.2 to 0.4 rad/s
 REST_TOL = 1e-9  # |v_t⁻| ≤ REST_TOL |v_n⁻| counts as rest, as in `frictional_impact_map`
 T_END = 0.5  # [s] generous bound on the contact duration (≈ 4 ms at the nominal parameters)
-_WALKER = CrutchWalker()  # seed 000, Table 1
+WALKER = CrutchWalker()
+"""The crutch walker of Font-Llagunes et al. 2012, Table 1 (:class:`~difimpact.CrutchWalker` at its defaults); its
+pre-impact postures are :meth:`~difimpact.CrutchWalker.pre_impact_state` at the leg angles :data:`Q3_DEG`."""
 
 
 def _impulsive(mu, q3_deg, q5dot):
-    """Impulsive frictional map (Font-Llagunes et al. 2012, eqs. 8–34) at the pre-impact states of §5, one per entry of the
-    equal-length sequences ``mu, q3_deg, q5dot``. Batches are padded to the full grid's size so that every
+    """Impulsive frictional map (Font-Llagunes et al. 2012, eqs. 8–34) at the pre-impact states of §5, one per entry of
+    the equal-length sequences ``mu, q3_deg, q5dot``. Batches are padded to the full grid's size so that every
     experiment reuses one compilation."""
     size = len(MUS) * len(Q3_DEG) * len(Q5DOTS)
     args = [np.resize(np.asarray(a, float), size) for a in (mu, np.radians(q3_deg), q5dot)]
@@ -50,8 +50,8 @@ def _impulsive(mu, q3_deg, q5dot):
 @jax.jit
 def _impulsive_batch(mu, q3, q5dot):
     def one(mu, q3, q5dot):
-        q, qdot = _WALKER.pre_impact_state(q3, q5dot)
-        r = frictional_impact(_WALKER, q, qdot, "Q", friction=Coulomb(mu))
+        q, qdot = WALKER.pre_impact_state(q3, q5dot)
+        r = frictional_impact(WALKER, q, qdot, "Q", friction=Coulomb(mu))
         v_minus = r.jacobian @ qdot
         return dict(Pn=r.normal_impulse, Pt=r.tangential_impulse, Wn=r.normal_work, Wt=r.tangential_work,
                     vnP=r.qdot_plus[1], vtQ=(r.jacobian @ r.qdot_plus)[1], vtQ_minus=v_minus[1],
@@ -62,15 +62,15 @@ def _impulsive_batch(mu, q3, q5dot):
 
 @jax.jit
 def _compliant(kn_factor, chi_factor, mu, q3, q5dot, t_max):
-    """Compliant contact phase of Font-Llagunes et al. 2012 (eqs. 35–38) from the pre-impact state of §5, stopped at its end
-    of compression or at ``t_max`` [s] (whichever comes first); ``v_n(P) = q̇2``, ``v_t(Q) = A_t q̇``."""
-    q, qdot = _WALKER.pre_impact_state(q3, q5dot)
+    """Compliant contact phase of Font-Llagunes et al. 2012 (eqs. 35–38) from the pre-impact state of §5, stopped at its
+    end of compression or at ``t_max`` [s] (whichever comes first); ``v_n(P) = q̇2``, ``v_t(Q) = A_t q̇``."""
+    q, qdot = WALKER.pre_impact_state(q3, q5dot)
     tip = tip_contact(kn_factor, chi_factor, mu)
-    r = compliant_impact(_WALKER, q, qdot, tip.point, normal=tip.normal_law, friction=tip.friction_law, t_max=t_max,
+    r = compliant_impact(WALKER, q, qdot, tip.point, normal=tip.normal_law, friction=tip.friction_law, t_max=t_max,
                          max_steps=1024, max_phases=8, history=True, throw=False)
-    v_minus = _WALKER.contact_jacobian(q, "Q") @ qdot
+    v_minus = WALKER.contact_jacobian(q, "Q") @ qdot
     return dict(Pn=r.normal_impulse[0], Pt=r.tangential_impulse[0], Wn=r.normal_work[0], Wt=r.tangential_work[0],
-                vnP=r.qdot_plus[1], vtQ=_WALKER.contact_jacobian(r.q_plus, "Q")[1] @ r.qdot_plus,
+                vnP=r.qdot_plus[1], vtQ=WALKER.contact_jacobian(r.q_plus, "Q")[1] @ r.qdot_plus,
                 vtQ_minus=v_minus[1], vnQ_minus=v_minus[0], qdot=r.qdot_plus, qdot_minus=qdot,
                 duration=r.duration, peak_Fn=r.peak_normal_force[0], stick_time=r.stick_time[0],
                 final_stick=r.final_stick[0], result=r.result._value, t=r.history.t,

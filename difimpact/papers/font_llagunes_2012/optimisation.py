@@ -23,17 +23,18 @@ def _bounds(*pairs):
 
 
 def crutch_peak_force(margin: float = 0.05, mu: float = 0.75, rtol: float = 1e-6) -> Problem:
-    r"""Crutch walker (Font-Llagunes et al. 2012): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs) minimising
-    the peak crutch-tip force of the compliant contact phase (Font-Llagunes et al. 2012, §4–5: Hunt–Crossley + Hertz tip,
-    exact Coulomb friction ``μ``), in kN, subject to ``μ ≥ μ_c + margin`` (:func:`~difimpact.sliding_margin`;
-    Font-Llagunes et al. 2012, eq. 8, from the impulsive map): a stick, once reached, is kept with ``margin`` to
-    spare. That alone does not make the impact end stuck (:func:`~difimpact.sticking_margin`); here it does: the
-    tip starts sliding backward and, over the whole feasible set (defaults), comes to rest and sticks
-    (``slide-stick``), with ``μ − μ_stick ≥ margin − 0.022`` (``μ_stick − μ_c ≤ 0.022`` on a 61 × 61 grid).
+    r"""Crutch walker (Font-Llagunes et al. 2012): posture ``x = [q3, q4]`` (leg angle, torso relative to the legs)
+    minimising the peak crutch-tip force of the compliant contact phase (Font-Llagunes et al. 2012, §4–5: Hunt–Crossley
+    + Hertz tip, exact Coulomb friction ``μ``), in kN, subject to ``μ ≥ μ_c + margin``
+    (:func:`~difimpact.sliding_margin`; Font-Llagunes et al. 2012, eq. 8, from the impulsive map): a stick, once
+    reached, is kept with ``margin`` to spare. That alone does not make the impact end stuck
+    (:func:`~difimpact.sticking_margin`); here it does: the tip starts sliding backward and, over the whole feasible set
+    (defaults), comes to rest and sticks (``slide-stick``), with ``μ − μ_stick ≥ margin − 0.022`` (``μ_stick − μ_c ≤
+    0.022`` on a 61 × 61 grid).
 
-    Pre-impact state of Font-Llagunes et al. 2012 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the feet,
-    ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (Font-Llagunes et al. 2012's range), ``q4 ∈ [0°, 20°]``.
-    The compliant solve uses a modest tolerance `rtol` (its peak is refined by
+    Pre-impact state of Font-Llagunes et al. 2012 (§5): ``q5 = 150°``, ``q6`` placing the tip on the ground ahead of the
+    feet, ``q̇ = [0, 0, 1, 0, −0.2, 0]`` rad/s. Bounds: ``q3 ∈ [3°, 21°]`` (Font-Llagunes et al. 2012's range), ``q4 ∈
+    [0°, 20°]``. The compliant solve uses a modest tolerance `rtol` (its peak is refined by
     :func:`~difimpact.peak_contact_force`); each objective gradient is one forward-mode solve with two
     tangents (the objective supports ``jax.grad`` and ``jax.vmap``, not ``jax.jacfwd``).
 

@@ -1,8 +1,6 @@
-"""Font-Llagunes, Barjau, Pàmies-Vilà & Kövecses (2012), what happens during the crutch-tip impact:
-the evolutions in normal-impulse space of both methods (§5.4, Figs. 13–17) and the sensitivity of the compliant
-model to its stiffness ``k_n`` and damping ``χ`` (§5.5, Table 3, Figs. 18–21). The solves are those of
-:mod:`.seed000`; time samples of a compliant solve are exact (the same solve stopped earlier).
-"""
+"""Font-Llagunes et al. 2012, Table 3 and Figs. 18–21 (§5.5): the sensitivity of the compliant model to its
+stiffness ``k_n`` and damping ``χ``. The solves are those of :mod:`.impacts`; time samples of a compliant solve
+are exact (the same solve stopped earlier)."""
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,8 +33,8 @@ def _sensitivity(kn, chi, samples):
 @experiment("crutch-table3", "000", "Table 3, Figs. 18–21",
             "Compliant model at μ = 0.75, q̇5⁻ = −0.2 rad/s, q3⁻ = 12°: impulses, peak force and duration for "
             "k_n/3…3k_n and χ/5…5χ beside Table 3; q̇(t) and F_n(t), F_t(t) with the slide→stick switch.",
-            units="kn_factor, chi_factor [-] (of k_n = 4/3 E* √R_s, χ = 1e7 N s/m^2.5), Pn, Pt [N s], "
-                  "peak_Fn [N], duration [s]")
+            units="kn_factor, chi_factor [-] (of k_n = 4/3 E* √R_s, χ = 1e7 N s/m^2.5), Pn, Pt [N s], peak_Fn [N], "
+                  "duration [s]")
 def crutch_table3(quick, progress):
     cases = {(kn, 1.0) for kn in _KN_SET} | {(1.0, chi) for chi in _CHI_SET}
     runs = {c: _sensitivity(*c, 6 if quick else 20) for c in progress(sorted(cases), desc="crutch-table3")}
@@ -95,7 +93,8 @@ def crutch_table3(quick, progress):
                    [(1e3 * times, qdot[:, i], f"{_factor(f)} {label}", dict(marker=".", ms=3))
                     for f, (_, times, qdot) in zip(factors, subset)]) for i in range(6)]
         figures[f"fig{number}_qdot_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
-            panels, f"Font-Llagunes et al. 2012, Fig. {number} — q̇(t), compliant model, {label} varied (μ = 0.75, q̇5⁻ = −0.2 rad/s, "
+            panels, f"Font-Llagunes et al. 2012, Fig. {number} — q̇(t), compliant model, {label} varied (μ = 0.75, "
+                    f"q̇5⁻ = −0.2 rad/s, "
             "q3⁻ = 12°)", "time [ms]", ncols=3,
             note=f"q̇1, q̇2: feet velocity; q̇3…q̇6: leg, torso, upper-arm, forearm rates; {_END_NOTE}")
     for number, label, factors, subset in ((20, "k_n", _KN_SET, kn_runs), (21, "χ", _CHI_SET, chi_runs)):
@@ -112,6 +111,7 @@ def crutch_table3(quick, progress):
                                "slide → stick switch" if j == 0 else None, dict(color=colors[j], ls=":")))
             panels.append((ylabel, curves))
         figures[f"fig{number}_forces_{'kn' if label == 'k_n' else 'chi'}"] = panel_grid(
-            panels, f"Font-Llagunes et al. 2012, Fig. {number} — contact forces, compliant model, {label} varied (μ = 0.75, "
+            panels, f"Font-Llagunes et al. 2012, Fig. {number} — contact forces, compliant model, {label} varied (μ = "
+                    f"0.75, "
             "q̇5⁻ = −0.2 rad/s, q3⁻ = 12°)", "time [ms]", note=_END_NOTE)
     return Outcome(rows, figures, checks, markdown)

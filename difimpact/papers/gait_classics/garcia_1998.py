@@ -1,4 +1,5 @@
-"""Periodic passive gaits: McGeer's rimless wheel and the simplest walking model of Garcia et al."""
+"""Garcia, Chatterjee, Ruina & Coleman (1998), *The simplest walking model*: its long- and short-period gaits
+continued in the slope (Figs. 3–5), the ``γ^{1/3}`` scaling and the first period doubling."""
 
 import numpy as np
 
@@ -48,7 +49,8 @@ def simplest_walker(quick, progress):
     folds = [r for r in rows if r["kind"] == "fold"]
     small = [r for r in rows if r["slope"] <= 1e-3 and r["branch"] == "long" and r["kind"] == "orbit"]
     exponent = np.polyfit(np.log([r["slope"] for r in small]), np.log([r["half_angle"] for r in small]), 1)[0]
-    stable = [r["rho"] for r in rows if r["branch"] == "long" and r["kind"] == "orbit" and pd and r["slope"] < pd["slope"]]
+    stable = [r["rho"] for r in rows
+              if r["branch"] == "long" and r["kind"] == "orbit" and pd and r["slope"] < pd["slope"]]
     doubled = [r for r in rows if r["branch"] == "period-2" and r["kind"] == "orbit"]
     ends = {name: next(r["half_angle"] for r in rows[::-1] if r["branch"] == name and r["kind"] == "orbit")
             for name in branches}
@@ -62,7 +64,8 @@ def simplest_walker(quick, progress):
         check_that("The long gait is stable below the period doubling (ρ < 1)", "Garcia et al. 1998, Fig. 4",
                    f"max ρ = {max(stable):.3f} over {len(stable)} gaits" if stable else "no period doubling",
                    bool(stable) and max(stable) < 1),
-        check_that("Two period-one gaits at γ = 0.009; the short-period one is unstable", "Garcia et al. 1998, abstract",
+        check_that("Two period-one gaits at γ = 0.009; the short-period one is unstable",
+                   "Garcia et al. 1998, abstract",
                    f"short gait θ* = {at['short']['half_angle']:.5f}, θ̇* = −{at['short']['stance_rate']:.5f}, "
                    f"T = {at['short']['step_time']:.4f} < {at['long']['step_time']:.4f}, ρ = {at['short']['rho']:.3f}",
                    at["short"]["rho"] > 1 and at["short"]["step_time"] < at["long"]["step_time"]),

@@ -1,5 +1,5 @@
-"""Periodic passive gaits of the compass biped: the period-doubling cascade of Goswami, Thuilot & Espiau (1998)
-and the round-footed walker of Font-Llagunes et al. 2010."""
+"""Goswami, Thuilot & Espiau (1998): the compass biped's passive gait continued in the slope through its
+period-doubling cascade. The walkers here are shared with :mod:`..font_llagunes_2010.round_feet`."""
 
 import jax.numpy as jnp
 import numpy as np
@@ -53,7 +53,8 @@ def compass(quick, progress):
         check_that("The period-1 gait loses stability by period doubling as the slope grows", "Goswami et al. 1998, §5",
                    f"period doubling at {pd[0]['slope_deg']:.3f}°" if pd else "none found", bool(pd)),
         check_that("A period-2 gait follows the period doubling", "Goswami et al. 1998, Fig. 8",
-                   f"{len(orbit2)} period-2 gaits from {orbit2[0]['slope_deg']:.2f}°" if orbit2 else "none", bool(orbit2)),
+                   f"{len(orbit2)} period-2 gaits from {orbit2[0]['slope_deg']:.2f}°" if orbit2 else "none",
+                   bool(orbit2)),
     ]
     fig = _diagram(points)
     return Outcome(rows, {"bifurcation_diagram": fig}, checks)

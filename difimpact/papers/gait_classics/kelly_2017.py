@@ -125,8 +125,8 @@ def _trapezoid(quick):
             "CasADi/IPOPT's on the same transcription, the heel-strike state in Kelly's angles, and the forward "
             "integration of the finest optimum closing the periodic gait.",
             units="cost [N² m² s], impact_loss [J], q*_minus [rad], qd*_minus and qd*_plus [rad/s] (Kelly's "
-                  "absolute counter-clockwise angles q1..q5: stance tibia, stance femur, torso, swing femur, "
-                  "swing tibia)",
+                  "absolute counter-clockwise angles q1..q5: stance tibia, stance femur, torso, swing femur, swing "
+                  "tibia)",
             reference=KELLY)
 def five_link(quick, progress):
     hs = _hermite_simpson(quick, progress)
@@ -174,8 +174,8 @@ def _balance_check(segments, b, how):
 
 def _balance_table(segments, b, how):
     return (f"\nEnergy balance on the exact periodic orbit next to the {segments}-segment optimum ({how}; "
-            f"difimpact.work_balance): actuator work {float(b.work):.10f} J, impact loss "
-            f"{float(b.impact_loss):.10f} J, change of T + V to heel strike {float(b.energy_change):.10f} J, "
+            f"difimpact.work_balance): actuator work {float(b.work):.10f} J, impact loss {float(b.impact_loss):.10f} "
+            f"J, change of T + V to heel strike {float(b.energy_change):.10f} J, "
             f"relative difference {float(b.relative_error):.1e}; the orbit's start {float(b.distance):.1e} from "
             f"the collocated start, step time {float(b.step_time):.6f} s; Simpson's rule on the mesh: "
             f"{float(b.mesh_work):.10f} J.\n")

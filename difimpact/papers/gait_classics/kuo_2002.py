@@ -86,8 +86,8 @@ def _rel(a, b):
             "V = 0.4 over step lengths s = 0.1…0.8: work per step of a pre-emptive push-off along the trailing leg "
             "(the library's push-off map, P found so that the collision restores the speed) against an impulsive "
             "stance-leg torque after heel strike (the library's collision without push-off), and their ratio.",
-            units="step_length [L], speed [√(gL)], pushoff_work [M g L], torque_work [M g L], "
-                  "collision_loss [M g L], ratio [-]",
+            units="step_length [L], speed [√(gL)], pushoff_work [M g L], torque_work [M g L], collision_loss [M g L], "
+                  "ratio [-]",
             reference=KUO)
 def kuo_pushoff(quick, progress):
     steps = np.array([0.2, 0.5, 0.8]) if quick else np.round(np.arange(1, 9) / 10, 10)
@@ -148,8 +148,8 @@ def _figure(steps, rows):
 
 
 def _table(rows, gaits):
-    head = ("| s [L] | α [rad] | v [√(gL)] | P [M√(gL)] | push-off work | torque work | collision loss | ratio | "
-            "4 cos⁴ α |\n|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| s [L] | α [rad] | v [√(gL)] | P [M√(gL)] | push-off work | torque work | collision loss | ratio | 4 "
+            "cos⁴ α |\n|---|---|---|---|---|---|---|---|---|\n")
     return head + "".join(
         f"| {r['step_length']:.1f} | {g['alpha']:.6f} | {g['v']:.10f} | {g['P']:.10f} | {r['pushoff_work']:.6e} | "
         f"{r['torque_work']:.6e} | {r['collision_loss']:.6e} | {r['ratio']:.12f} | "

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""McGeer (1990), *Passive dynamic walking*: the rimless wheel's gait down a slope, found by Newton on the stride
+map with its Floquet multiplier, beside McGeer's closed form."""
 
 import numpy as np
 
@@ -71,7 +72,9 @@ def rimless_wheel(quick, progress):
     fig = line_panels(slopes, [np.stack([[r["omega_plus"] for r in rows], omega_c])],
                       ["difimpact", "McGeer closed form"], "slope γ [rad]", ["ω⁺ [rad/s]"],
                       "Rimless wheel fixed point", styles={0: "o", 1: "-"})
-    table = "| slope [rad] | ω⁺ ours [rad/s] | ω⁺ McGeer | multiplier ours | cos² 2α |\n|---|---|---|---|---|\n" + "".join(
-        f"| {r['slope']:.3f} | {r['omega_plus']:.12f} | {c:.12f} | {r['multiplier']:.12f} | {np.cos(2 * alpha) ** 2:.12f} |\n"
+    head = "| slope [rad] | ω⁺ ours [rad/s] | ω⁺ McGeer | multiplier ours | cos² 2α |\n|---|---|---|---|---|\n"
+    table = head + "".join(
+        f"| {r['slope']:.3f} | {r['omega_plus']:.12f} | {c:.12f} | {r['multiplier']:.12f} | "
+        f"{np.cos(2 * alpha) ** 2:.12f} |\n"
         for r, c in zip(rows, closed))
     return Outcome(rows, {"rimless_wheel": fig}, checks, table)

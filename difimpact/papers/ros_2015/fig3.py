@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Ros et al. 2015, Fig. 3 (§4.1): the energy index ξ over the trailing-ankle push-off ω0 for each joint-blocking
+case, the paper's values beside ours, the sensitivity to the posture, and the human at heel strike in place of
+the paper's Fig. 1. The heel strikes are those of :mod:`.heel_strikes`."""
 
 import functools
 
@@ -16,7 +18,6 @@ from .heel_strikes import (
     UNITS,
     _active,
     _band,
-    _human,
     _impact,
     _n,
     _pct,
@@ -24,6 +25,7 @@ from .heel_strikes import (
     _sweep,
     _trailing_check,
     _trend,
+    paper_human,
 )
 from .measured_states import measured_note
 from .paper import (
@@ -41,7 +43,7 @@ from .paper import (
 def _posture_xi():
     """ξ at ω0 = −1 rad/s and the step length as functions of the six angles of :class:`HeelStrikePosture`
     (batched) and the blocked joints (flags of :data:`JOINTS`)."""
-    human = _human()
+    human = paper_human()
 
     def one(angles, active):
         q, qdot = human.heel_strike_state(OMEGA0_REF, posture=HeelStrikePosture(*angles))
@@ -135,12 +137,12 @@ def heelstrike_pushoff(quick, progress):
         [("nothing" if k == "none" else k) + " blocked" for k in names],
         "pre-impact trailing-ankle rate ω0 = θ̇_A^L⁻ [rad/s] (< 0: push-off)",
         ["energy index ξ [%]", "T_c⁻ (in the SCM) [J]", "T_a⁻ (in the SAM) [J]"],
-        "Ros et al. 2015, Fig. 3 — heel strike over the push-off ω0, impulsive map (leading heel CAL_R sticks, trailing "
-        "MH_L unilateral; Δθ = 0)",
+        "Ros et al. 2015, Fig. 3 — heel strike over the push-off ω0, impulsive map (leading heel CAL_R sticks, "
+        "trailing MH_L unilateral; Δθ = 0)",
         styles=dict(enumerate(STYLES[k] for k in names)),
         note="T_c⁻, T_a⁻: pre-impact kinetic energy in the SCM, the space of constrained motion (the velocities the "
-             "impact stops), and in the SAM, the space of admissible motion (those it keeps); T⁻ = T_c⁻ + T_a⁻ "
-             "(eq. 17), ξ = (T⁻ − T⁺)/T⁻ (eq. 23)"),
+             "impact stops), and in the SAM, the space of admissible motion (those it keeps); T⁻ = T_c⁻ + T_a⁻ (eq. "
+             "17), ξ = (T⁻ − T⁺)/T⁻ (eq. 23)"),
         "model_seven_link_human": _model_figure()}
     sensitivity = "Posture sensitivity: run without `--quick`." if quick else _posture_sensitivity(progress)
     measured = measured_note(checks, quick)
@@ -150,7 +152,7 @@ def heelstrike_pushoff(quick, progress):
 def _model_figure():
     """The seven-link human at the heel-strike posture (ω0 = −1 rad/s) with the heel impulse of the ankle-blocked
     case, in place of the paper's Fig. 1."""
-    human = _human()
+    human = paper_human()
     q, qdot = human.heel_strike_state(OMEGA0_REF)
     sol = impact(human, q, qdot, stick=("CAL_R",), blocked=CASES["ankle"], unilateral=("MH_L",),
                  unilateral_tangent="always")

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Ros et al. 2015, Fig. 6 (§4.2): regulating the heel-strike dissipation with the torso angle; the heel strikes
+and shared checks are those of :mod:`.heel_strikes`."""
 
 import numpy as np
 
@@ -68,8 +69,8 @@ def _torso_checks(dtheta, res) -> list:
 
 
 @experiment("heelstrike-torso", "002", "Fig. 6",
-            "Seven-link human: ξ vs Torso-Pelvis angle deviation Δθ at ω0 = −1 rad/s, leading ankle / "
-            "ankle+knee / ankle+knee+hip blocked.",
+            "Seven-link human: ξ vs Torso-Pelvis angle deviation Δθ at ω0 = −1 rad/s, leading ankle / ankle+knee / "
+            "ankle+knee+hip blocked.",
             units="dtheta_deg [deg] (Δθ = θ − θ_n, > 0 leaning backward), omega0 [rad/s], " + UNITS)
 def heelstrike_torso(quick, progress):
     dtheta, res = _torso_sweeps(quick, progress)

@@ -1,7 +1,6 @@
-"""Ros, Font-Llagunes, Plaza & Kövecses (2015), regulating the heel-strike dissipation with the
-torso angle (Fig. 6, §4.2) and with partial blocking of the leading ankle (Fig. 8, §4.3); the heel-strike
-model, sweeps and shared checks are those of :mod:`.seed002`.
-"""
+"""Ros et al. 2015, Fig. 8 (§4.3): regulating the heel-strike dissipation with partial blocking of the leading
+ankle (the rheonomic constraint of eq. 10, ξ a parabola in the prescribed rate, eq. 24); the heel strikes and
+shared checks are those of :mod:`.heel_strikes`."""
 
 import numpy as np
 
@@ -66,8 +65,8 @@ def _parabola_check(k, s):
     return check_that(
         f"{k}: ξ is a parabola in θ̇_A^R⁺ with its maximum at total blocking (eq. 24)",
         "vertex at 0, curvature −W_c,aa/(2T⁻) (eq. 24; to 1e-8, float64 least squares)",
-        f"vertex {vertex:.1e} rad/s, fit residual {resid:.1e}, curvature {a:.6e} vs {expect:.6e} "
-        f"({len(x)} points, |θ̇_A^R⁺| ≤ {max(abs(x)):.2f} rad/s){switch}",
+        f"vertex {vertex:.1e} rad/s, fit residual {resid:.1e}, curvature {a:.6e} vs {expect:.6e} ({len(x)} points, "
+        f"|θ̇_A^R⁺| ≤ {max(abs(x)):.2f} rad/s){switch}",
         abs(vertex) <= 1e-8 * max(abs(x)) and resid <= 1e-8 * y.max() and abs(a / expect - 1) <= 1e-8)
 
 
@@ -106,9 +105,10 @@ def _ankle_checks(s) -> list:
 
 
 @experiment("heelstrike-ankle-blocking", "002", "Fig. 8",
-            "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) "
-            "at ω0 = −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
-            units="ankle_rate [rad/s] (θ̇_A^R⁺ in Ros et al. 2015's counter-clockwise sense: minus the model's clockwise "
+            "Seven-link human: ξ vs prescribed post-impact leading-ankle rate θ̇_A^R⁺ (partial blocking, eq. 10) at ω0 "
+            "= −1 rad/s, alone and with the knee / knee+hip blocked; parabola of eq. 24.",
+            units="ankle_rate [rad/s] (θ̇_A^R⁺ in Ros et al. 2015's counter-clockwise sense: minus the model's "
+                  "clockwise "
                   "coordinate rate), omega0 [rad/s], " + UNITS)
 def heelstrike_ankle_blocking(quick, progress):
     s = _ankle_sweeps(quick, progress)

@@ -13,7 +13,7 @@ from difimpact._human_gait import tracking as tr
 
 from ..plotting import panel_grid
 from . import statements as ros_statements
-from .heel_strikes import _human
+from .heel_strikes import paper_human
 from .paper import OMEGA0_REF
 
 JOINTS = ("hip", "knee", "ankle")
@@ -100,7 +100,7 @@ def statements(q_minus, qd_minus, label: str, quick: bool) -> tuple[list[dict], 
     """Ros et al.'s statements on the heel strike (push-off, torso, ankle blocking; :mod:`.ros_statements`) around
     the gait's own heel strike ``(q⁻, q̇⁻)`` (right leg leading) beside the paper's posture: CSV rows of kind
     ``statement``, the markdown table and the gait's checks."""
-    human = _human()
+    human = paper_human()
     ours = ros_statements.statements_at(q_minus, qd_minus, label, quick)
     default = ros_statements.statements_at(*human.heel_strike_state(OMEGA0_REF), "default posture", quick)
     rows = [{"kind": "statement", "statement": c.statement, "holds": bool(c.ok), "value": c.ours,

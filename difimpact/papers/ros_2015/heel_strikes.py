@@ -1,7 +1,7 @@
-"""Ros, Font-Llagunes, Plaza & Kövecses, Multibody Syst Dyn (2015): heel strike of the seven-link
-human — energy index ξ (eq. 23) over the trailing-ankle push-off ω0 (Fig. 3) here, over the torso angle
-(Fig. 6) and the post-impact rate of a partially blocked leading ankle (Fig. 8) in :mod:`.seed002_blocking`,
-for the joint-blocking cases of §4.
+"""Ros, Font-Llagunes, Plaza & Kövecses, Multibody Syst Dyn (2015): the heel strikes of the seven-link human behind
+the figures — energy index ξ (eq. 23) over the trailing-ankle push-off ω0 (:mod:`.fig3`), over the torso angle
+(:mod:`.fig6`) and the post-impact rate of a partially blocked leading ankle (:mod:`.fig8`), for the
+joint-blocking cases of §4 — and the checks they share.
 
 Every impact is :func:`difimpact.impact` on :class:`difimpact.SevenLinkHuman`: the leading heel ``CAL_R``
 collides and sticks (eqs. 6–7), the trailing ``MH_L`` is a unilateral contact that stays or lifts off (eqs.
@@ -16,7 +16,7 @@ Ranges the paper does not print (its figures are lost): ω0 ∈ [−1, 1] rad/s 
 push-off of the analysed range (points A, B, C, §4.1–4.2), the other end is taken symmetric ("in the other
 direction", §4.1); the paper's spread of ξ over its range (max of §4.1 minus the value at −1 rad/s of §4.3)
 is checked against ours. Δθ ∈ [−20°, 20°], an assumed range of voluntary trunk lean. What is sourced and
-what is assumed in the pre-impact state is :data:`SOURCES` (printed in the heelstrike-pushoff report).
+what is assumed in the pre-impact state is :data:`~.paper.SOURCES` (printed in the heelstrike-pushoff report).
 """
 
 import functools
@@ -46,14 +46,17 @@ _FAST_COMPILE = {"xla_backend_optimization_level": 0}  # see the module docstrin
 
 
 @functools.cache
-def _human() -> SevenLinkHuman:
-    return SevenLinkHuman()  # 75 kg, Dumas et al. 2007 (seed 002 §2.1)
+def paper_human() -> SevenLinkHuman:
+    """The human of Ros et al. 2015 (§2.1): :class:`~difimpact.SevenLinkHuman` at its defaults, 75 kg and 1.77 m
+    with the segment data of Dumas et al. 2007, in its default heel-strike posture; one instance, so that every
+    compiled function of the papers sees the same model."""
+    return SevenLinkHuman()
 
 
 @functools.cache
 def _states():
     """``(ω0, Δθ) ↦ (q, q̇⁻)`` batched (Ros et al. 2015, eq. 3), torso angle ``θ = θ_n + Δθ`` (§4.2)."""
-    human, theta_n = _human(), HeelStrikePosture().torso
+    human, theta_n = paper_human(), HeelStrikePosture().torso
     return jax.jit(jax.vmap(lambda omega0, dtheta: human.heel_strike_state(omega0, theta_n + dtheta)),
                    compiler_options=_FAST_COMPILE)
 
@@ -68,7 +71,8 @@ def _active(blocked: tuple[str, ...]) -> np.ndarray:
 
 def _impact(human, q, qdot, rate, active):
     """Heel strike with the joints of :data:`JOINTS` blocked where `active`, the ankle at the post-impact rate
-    ``rate`` (eq. 10) in Ros et al. 2015's counter-clockwise sense (the model's clockwise coordinate rate is ``−rate``)."""
+    ``rate`` (eq. 10) in Ros et al. 2015's counter-clockwise sense (the model's clockwise coordinate rate is
+    ``−rate``)."""
     rates = {c: (-rate if c == ANKLE else 0.0) for c in JOINTS}
     # ground_tol: a gait's heel strike (:mod:`.ros_statements`) holds its contacts to the collocation's drift (< 1 mm)
     return impact(human, q, qdot, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(JOINTS, active)),
@@ -80,7 +84,7 @@ def _heel_strike():
     """Batched heel strike of :func:`_impact`. Returns the quantities of :data:`QUANTITIES`, the trailing-foot
     outcome (index into :data:`OUTCOMES`), ``q̇⁻``, ``M`` and the stacked Jacobians of CAL_R and MH_L (for checks
     of eq. 24 by hand)."""
-    human = _human()
+    human = paper_human()
 
     def one(q, qdot, rate, active):
         sol = _impact(human, q, qdot, rate, active)
@@ -153,7 +157,8 @@ def _trend(x, y, name, unit):
 
 
 def _trailing_check(res, cases):
-    """Ros et al. 2015, eq. 9: the trailing MH stays (``v(MH)⁺ = 0``, normal impulse ≥ 0), as observed in normal gait."""
+    """Ros et al. 2015, eq. 9: the trailing MH stays (``v(MH)⁺ = 0``, normal impulse ≥ 0), as observed in normal
+    gait."""
     parts, ok = [], True
     for name in cases:
         r = res[name]

@@ -3,8 +3,8 @@
 lift-off, for the seven-link human (Dumas et al. 2007, scaled to each subject) put in each measured pre-impact
 state, and for the treadmill subject's own OpenSim model imported with :func:`~difimpact.from_osim`; beside the
 paper's values and the library's default posture; and Ros et al. 2015's kinematic assumptions (eq. 3) tested against
-the data. The impact is Ros et al. 2015's (see :mod:`.seed002`): the leading heel sticks, the trailing MH is unilateral
-and does not slide. The states and their impacts are computed in :mod:`.measured_states`.
+the data. The impact is Ros et al. 2015's (see :mod:`.heel_strikes`): the leading heel sticks, the trailing MH is
+unilateral and does not slide. The states and their impacts are computed in :mod:`.measured_states`.
 """
 
 import numpy as np
@@ -15,9 +15,9 @@ from .measured_report import figure_assumptions, figure_xi, markdown
 from .measured_states import NO_IMPACT, _measured_rows, _osim, _seven_link, _xi
 from .paper import CASES, PAPER_AT_REF_PCT
 
-UNITS = ("rel_frame [frames before the 20 N crossing: 60 Hz treadmill, 10 ms overground, 2 % of the cycle "
-         "Winter], xi [-], T_minus [J], knee_rate_trail [deg/s], heel_vx_lead, mth_vx_trail, mth_vy_trail, "
-         "cal_vx_model, mh_speed_model [m/s], trail_ankle_gap [deg] (solved − measured trailing dorsiflexion)")
+UNITS = ("rel_frame [frames before the 20 N crossing: 60 Hz treadmill, 10 ms overground, 2 % of the cycle Winter], xi "
+         "[-], T_minus [J], knee_rate_trail [deg/s], heel_vx_lead, mth_vx_trail, mth_vy_trail, cal_vx_model, "
+         "mh_speed_model [m/s], trail_ankle_gap [deg] (solved − measured trailing dorsiflexion)")
 
 
 def _assumption_checks(trials) -> list:
@@ -71,8 +71,8 @@ def _paper_checks(rows, cases) -> list:
 
 
 @experiment("heelstrike-measured", "002", "§4.3 values, eq. 3",
-            "Measured heel strikes (treadmill, overground, Winter) through Ros et al. 2015's analysis: ξ with nothing / "
-            "ankle / ankle+knee / ankle+knee+hip blocked, trailing-foot lift-off; eq. 3 tested against the data.",
+            "Measured heel strikes (treadmill, overground, Winter) through Ros et al. 2015's analysis: ξ with nothing "
+            "/ ankle / ankle+knee / ankle+knee+hip blocked, trailing-foot lift-off; eq. 3 tested against the data.",
             units=UNITS)
 def heelstrike_measured(quick, progress):
     trials = ("treadmill",) if quick else tuple(gait_data.TRIALS)

@@ -1,5 +1,5 @@
-"""The figures and the report table of the measured heel strikes (:mod:`.measured`): ξ per blocking case beside
-the paper's and the default posture's, Ros et al. 2015's kinematic assumptions (eq. 3) against the data, and the
+"""The figures and the report table of the measured heel strikes (:mod:`.measured_heel_strikes`): ξ per blocking case
+beside the paper's and the default posture's, Ros et al. 2015's kinematic assumptions (eq. 3) against the data, and the
 markdown of the subjects, the frame sensitivity and the postures."""
 
 import matplotlib.pyplot as plt
@@ -85,11 +85,10 @@ def markdown(rows, trials, cases, knee) -> str:
               + " of dorsiflexion against the measured (the seven-link foot's landmarks are Dumas's, not the "
               "subject's). The model's heel moves with the heel marker (column `cal_vx_model` beside "
               "`heel_vx_lead`), which the state was not built from. The treadmill trial's "
-              "torso (tilt + lumbar, about 16° forward) carries the model and marker artefact noted in the "
-              "provenance."]
+              "torso (tilt + lumbar, about 16° forward) carries the model and marker artefact noted in the provenance."]
     if knee:
         lines.append(f"The OpenSim model's knees translate with the knee angle (splines); they are held at the "
                      f"trial's mean angles (R {np.degrees(knee['R']):.1f}°, L {np.degrees(knee['L']):.1f}°), its "
-                     "lumbar joint blocked in every case, and its contact points are the heel and toe markers on "
-                     "the sole line.")
+                     "lumbar joint blocked in every case, and its contact points are the heel and toe markers on the "
+                     "sole line.")
     return "\n".join(lines)

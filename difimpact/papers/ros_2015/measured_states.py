@@ -1,7 +1,7 @@
 """The measured heel strikes through Ros et al. (2015)'s impact map: the pre-impact states of the lab trials
-(:mod:`.gait_data`) put in the seven-link human (Dumas-scaled) and in the treadmill subject's OpenSim model, the
+(:mod:`.measured_data`) put in the seven-link human (Dumas-scaled) and in the treadmill subject's OpenSim model, the
 impact of each blocking case, one row per state, model and case; and the note that weighs the heel-strike
-experiments' ✗ against them. The experiment that reports them is :mod:`.measured`."""
+experiments' ✗ against them. The experiment that reports them is :mod:`.measured_heel_strikes`."""
 
 import functools
 import re

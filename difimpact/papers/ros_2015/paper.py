@@ -1,12 +1,12 @@
 """What Ros et al. (2015) fix for the heel strike of the seven-link human: the joint-blocking cases of §4, the
 reference push-off, the published values of ξ, and what the pre-impact state rests on (:data:`SOURCES`). Read by
-the experiments of :mod:`.seed002`, :mod:`.seed002_blocking` and :mod:`.measured`."""
+the experiments of :mod:`.fig3`, :mod:`.fig6`, :mod:`.fig8` and :mod:`.measured_heel_strikes`."""
 
 from difimpact import SevenLinkHuman
 
 OMEGA0_REF = -1.0  # rad/s, the push-off of §4.2–4.3 (points A, B, C)
-OMEGA0_RANGE = (-1.0, 1.0)  # rad/s, see :mod:`.seed002`
-DTHETA_RANGE = (-20.0, 20.0)  # deg, see :mod:`.seed002`
+OMEGA0_RANGE = (-1.0, 1.0)  # rad/s, see :mod:`.heel_strikes`
+DTHETA_RANGE = (-20.0, 20.0)  # deg, see :mod:`.heel_strikes`
 ANKLE, KNEE, HIP = "theta_A_R", "theta_K_R", "theta_H_R"
 TRAILING = ("theta_H_L", "theta_K_L", "theta_A_L")
 # Blocked joints of each case; the ankle takes the prescribed post-impact rate of Fig. 8.

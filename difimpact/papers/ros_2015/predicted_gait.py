@@ -16,10 +16,7 @@ from difimpact._human_gait.replay import close, diffrax_integrate
 from ..experiment import Outcome, check_that, experiment
 from . import gait_report as report
 from . import paper as published
-from .heel_strikes import (  # 75 kg, 1.77 m, Dumas et al. 2007 (Ros et al. 2015, §2.1)
-    _active,
-    _human,
-)
+from .heel_strikes import _active, paper_human
 from .measured_states import _measured_rows, _xi
 
 SPEED = 1.3  # m/s: Winter's normal cadence walks at 1.325 m/s
@@ -43,7 +40,7 @@ def mirrored_strike(gait, q=None, qd=None) -> tuple[jax.Array, jax.Array]:
 
 @functools.cache
 def _blocked_impact():
-    human = _human()
+    human = paper_human()
 
     def one(q, qd, active):  # heel_strikes._impact, with the collocation's drift of the contacts (< 1 mm) tolerated
         rates = {c: 0.0 for c in published.JOINTS}
@@ -74,7 +71,7 @@ def blocking(gait, q=None, qd=None) -> dict:
 def solve(segments, speed=SPEED, step_length=0.7, guess=None):
     """The predicted step on `segments` per phase, from the guess at `step_length` or warm-started from the gait
     `guess` (:func:`~difimpact._human_gait.gait.resample`)."""
-    human = _human()
+    human = paper_human()
     problem = hg.make_problem(human, speed, segments=segments, method="hermite-simpson", friction=0.8,
                               torque_max=300.0, duration_bounds=hg.DURATIONS)
     z0 = hg.initial_guess(problem, step_length) if guess is None else hg.resample(guess, problem)
@@ -111,15 +108,18 @@ def summary_row(gait, ros) -> dict:
 
 
 register = experiment("gait-human-predicted", "002", "§4 (ξ at heel strike per blocking case), in a predicted gait",
-                      "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step of "
-                      "least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; phases "
-                      "double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact impact map), "
-                      f"Hermite–Simpson {QUICK_SEGMENTS} segments per phase from a guess, then {SEGMENTS} warm-started (one start "
+                      "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) walking at 1.3 m/s: the symmetric step "
+                      "of least (1/L)∫Σu² dt (torques at hips, knees, ankles; free step length and phase durations; "
+                      "phases double support, heel rocker, flat foot, forefoot rocker, heel strike through the exact "
+                      "impact map), "
+                      f"Hermite–Simpson {QUICK_SEGMENTS} segments per phase from a guess, then {SEGMENTS} warm-started "
+                      f"(one start "
                       "with --quick, three without); node rows and a "
                       "summary row; Ros et al.'s blocking cases at the gait's own heel strike.",
-                      units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
-                            "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
-                            "work), cost [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the paper)")
+                      units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the "
+                            "feet; speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive "
+                            "actuator work), cost [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the "
+                            "paper)")
 
 
 def gait_human_predicted(quick, progress):
@@ -143,7 +143,7 @@ def outcome(gait, label, quick, solved, figure, extra=None) -> Outcome:
     st_rows, st_text, _ = report.statements(ros["q_minus"], ros["qdot_minus"], label, quick)
     checks = solved + _closure_checks(rep) + ros_checks(ros)
     figures = {figure: report.versus_measured(gait, label),
-               f"{figure}_sticks": report.sticks_and_strike(gait, _human(), ros["q_minus"], ros["impulses"],
+               f"{figure}_sticks": report.sticks_and_strike(gait, paper_human(), ros["q_minus"], ros["impulses"],
                                                              f"heel strike of the {label} (right leg leading)")}
     text = _table(gait, ros, meas, label, closed) + "\n\n" + st_text
     return Outcome(node_rows(gait) + [row] + st_rows, figures, checks, text)

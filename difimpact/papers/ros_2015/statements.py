@@ -1,8 +1,8 @@
 """Ros, Font-Llagunes, Plaza & Kövecses (2015)'s statements on the heel strike (push-off, Fig. 3; torso angle,
 Fig. 6; partial ankle blocking, Fig. 8) re-evaluated around any pre-impact state ``(q0, q̇0⁻)`` of the seven-link
 human, right leg leading (leading heel ``CAL_R``, trailing ``MH_L``): a gait's own heel strike beside the
-paper's posture. The sweeps, impacts and checks are those of :mod:`.seed002` and :mod:`.seed002_blocking`; only
-the states differ (:func:`around`), each sweep reducing to the base state at the base's own values:
+paper's posture. The sweeps, impacts and checks are those of :mod:`.heel_strikes`, :mod:`.fig3`, :mod:`.fig6` and
+:mod:`.fig8`; only the states differ (:func:`around`), each sweep reducing to the base state at the base's own values:
 
 - push-off: ``q̇⁻(ω0) = q̇0 + (ω0 − ω0,base) ∂q̇/∂ω0`` with ``ω0,base = −q̇0[8]`` (the trailing ankle's rate,
   counter-clockwise as in the paper) and ``∂q̇/∂ω0`` eq. 3's (linear in ω0) at the base posture;
@@ -27,7 +27,7 @@ from ..experiment import Check
 from .fig3 import _pushoff_checks, _pushoff_sweeps
 from .fig6 import _torso_checks, _torso_sweeps
 from .fig8 import _ankle_checks, _ankle_sweeps
-from .heel_strikes import _FAST_COMPILE, BATCH, _human, _n, _sweep
+from .heel_strikes import _FAST_COMPILE, BATCH, _n, _sweep, paper_human
 from .paper import DTHETA_RANGE, OMEGA0_RANGE, OMEGA0_REF
 
 SHORT = 60  # characters of a table cell's value
@@ -50,7 +50,7 @@ def _rotate(human, q0, dtheta):
 @functools.cache
 def _around():
     """``(ω0, Δθ; q0, q̇0) ↦ (q, q̇⁻)`` batched over ``(ω0, Δθ)`` (module docstring)."""
-    human = _human()
+    human = paper_human()
 
     def one(omega0, dtheta, q0, qd0):
         pose, base = posture_of(q0), -qd0[8]
@@ -67,7 +67,7 @@ def _around():
 
 def around(q0, qd0):
     """The states around the base ``(q0, q̇0⁻)``: a function of batched ``(ω0, Δθ [rad])`` returning ``(q, q̇⁻)``,
-    for :func:`.seed002._sweep`'s `states`. At ``ω0 = −q̇0[8]``, ``Δθ = 0`` it returns the base itself."""
+    for :func:`.heel_strikes._sweep`'s `states`. At ``ω0 = −q̇0[8]``, ``Δθ = 0`` it returns the base itself."""
     q0, qd0 = jnp.asarray(q0, float), jnp.asarray(qd0, float)
     if q0.shape != (9,) or qd0.shape != (9,):
         raise ValueError(f"`q0`, `qd0`: expected shapes (9,), got {q0.shape} and {qd0.shape}.")
@@ -81,7 +81,7 @@ def _quiet(iterable, **_):
 @functools.cache
 def _heel_vn():
     """The leading heel's normal velocity in a batch of states ``(q, q̇)``."""
-    human = _human()
+    human = paper_human()
     return jax.jit(jax.vmap(lambda q, qdot: human.point_velocity(q, qdot, "CAL_R")[1]), compiler_options=_FAST_COMPILE)
 
 
@@ -95,8 +95,8 @@ def _no_strike(states, omega0, dtheta) -> str:
     if np.all(vn < 0):
         return ""
     i = int(np.argmax(vn))
-    return (f"not evaluated: no heel strike at ω0 = {omega0[i]:g} rad/s, Δθ = {np.degrees(dtheta[i]):g}° "
-            f"(v_n⁻(CAL_R) = {vn[i]:.3g} m/s)")
+    return (f"not evaluated: no heel strike at ω0 = {omega0[i]:g} rad/s, Δθ = {np.degrees(dtheta[i]):g}° (v_n⁻(CAL_R) "
+            f"= {vn[i]:.3g} m/s)")
 
 
 def _groups(quick, sweep, omega0):

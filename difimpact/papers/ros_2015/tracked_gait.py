@@ -9,7 +9,7 @@ from difimpact._human_gait import tracking as tr
 
 from ..experiment import check_that, experiment
 from .gait_report import JOINTS, measures, reference, two_peaks
-from .predicted_gait import _human, outcome
+from .predicted_gait import outcome, paper_human
 
 # The coarse mesh as the predicted gait's; the fine one, warm-started from it, resolves this gait's long forefoot
 # rocker, so that its torques close into a periodic step (docs/human-gait.md, "Which meshes close").
@@ -21,7 +21,7 @@ OPTIONS = hg.OPTIONS
 def solve(segments, options=OPTIONS, guess=None):
     """The tracking gait on `segments` per phase, from the measured cycle's guess at the measured step length, or
     warm-started from the gait `guess` (:func:`~difimpact._human_gait.gait.resample`)."""
-    human, ref = _human(), reference()
+    human, ref = paper_human(), reference()
     target = tr.tracking_target(ref)
     problem = hg.make_problem(human, ref.speed, segments=segments, method="hermite-simpson", friction=0.8,
                               torque_max=300.0, duration_bounds=hg.DURATIONS, tracking=target)
@@ -32,17 +32,18 @@ def solve(segments, options=OPTIONS, guess=None):
 
 register = experiment("gait-human-tracking", "002", "§4 (ξ at heel strike per blocking case), in a tracked gait",
                       "The seven-link human (75 kg, 1.77 m, Dumas et al. 2007) tracking Winter's normal-cadence "
-                      "cycle at its 1.325 m/s: the symmetric step of least effort per distance plus the squared "
-                      "errors of the six joint angles over their SD, of the ground forces in body weights over their "
-                      "SD and of the step time (free step length and phase durations; no residual forces), "
+                      "cycle at its 1.325 m/s: the symmetric step of least effort per distance plus the squared errors "
+                      "of the six joint angles over their SD, of the ground forces in body weights over their SD and "
+                      "of the step time (free step length and phase durations; no residual forces), "
                       f"Hermite–Simpson {QUICK_SEGMENTS} segments per phase from the measured guess, then {SEGMENTS} "
                       "warm-started; node rows, a "
                       "summary row with the tracking measures; Ros et al.'s blocking cases at the gait's own heel "
                       "strike.",
-                      units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the feet; "
-                            "speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive actuator "
-                            "work), cost, effort [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in the paper), "
-                            "rms_* [deg; Fx, Fy in body weights], within_* [fraction of the cycle], Fy_* [body weights]")
+                      units="t [s], coordinates [m, rad] (clockwise), rates [m/s, rad/s], u_* [N m], F* [N] on the "
+                            "feet; speed [m/s], step_length [m], step_time [s], cost_of_transport [J/(kg m)] (positive "
+                            "actuator work), cost, effort [N² m s], xi_* [-], omega0 [rad/s] (counter-clockwise, as in "
+                            "the paper), rms_* [deg; Fx, Fy in body weights], within_* [fraction of the cycle], Fy_* "
+                            "[body weights]")
 
 
 def gait_human_tracking(quick, progress):
