@@ -30,7 +30,7 @@ _TOPICS = (  # (topic, heading, module prefixes)
     ("optimisation", "Objectives", ("difimpact._objectives",)),
     ("optimisation", "Sweeps", ("difimpact._sweep",)),
     ("optimisation", "Optimisation", ("difimpact._optimise", "difimpact._autodiff")),
-    ("optimisation", "Worked optimisation problems", ("difimpact._problems", "difimpact._examples")),
+    ("optimisation", "Worked optimisation problems", ("difimpact._problem", "difimpact.papers")),
     ("optimisation", "Nonlinear programs", ("difimpact._nlp",)),
     ("powered", "Powered gaits", ("difimpact._powered",)),
     ("powered", "The seven-link human walking", ("difimpact._human_gait",)),
@@ -40,7 +40,7 @@ _RESULT_HEADINGS = (  # results page: (heading, module prefixes)
     ("Impulsive maps", ("difimpact._impact",)),
     ("The compliant phase and hybrid phases", ("difimpact._compliant", "difimpact._hybrid")),
     ("Periodic gaits", ("difimpact._gait",)),
-    ("Optimisation and nonlinear programs", ("difimpact._optimise", "difimpact._nlp", "difimpact._problems")),
+    ("Optimisation and nonlinear programs", ("difimpact._optimise", "difimpact._nlp", "difimpact._problem")),
     ("Powered gaits", ("difimpact._powered",)),
     ("The library's base enumeration", ("difimpact._results",)),
 )

@@ -69,7 +69,7 @@ def impulse_space() -> None:
 
 
 def compliant() -> None:
-    from difimpact._experiments.fixtures import CHI, ELASTOMER_ON_CONCRETE, TIP_RADIUS
+    from difimpact.papers.font_llagunes_2012.crutch_tip import CHI, ELASTOMER_ON_CONCRETE, TIP_RADIUS
 
     walker = di.CrutchWalker()
     q, qdot = walker.pre_impact_state(q3=math.radians(12), q5dot=-0.2)
