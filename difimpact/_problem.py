@@ -1,7 +1,7 @@
-r"""Worked optimisation problems: each builds a :class:`Problem` — objective, inequality
-constraints ``g(x) ≤ 0`` and bounds over a small vector ``x`` — from the models and the objectives, and
-:meth:`Problem.solve` runs :func:`~difimpact.minimise` on it. Tests and notebooks check the optima against a
-brute-force grid over the same bounds.
+r"""A small optimisation problem, :class:`Problem`: objective, inequality constraints ``g(x) ≤ 0`` and bounds over a
+small vector ``x``; :meth:`Problem.solve` runs :func:`~difimpact.minimise` on it and :meth:`Problem.grid_search`
+checks the optimum against a brute-force grid over the same bounds. The papers' worked problems build one each
+(``difimpact.papers.*.optimisation``: :func:`~difimpact.crutch_peak_force` …).
 """
 
 from collections.abc import Callable
