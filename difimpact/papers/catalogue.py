@@ -36,9 +36,7 @@ def stored(path: pathlib.Path = PATH) -> list[dict] | None:
 
 def entries() -> list[dict]:
     """The registered experiments in order: name, paper (author–year), paper_full, target, description."""
-    from difimpact.papers.registry import (
-        REGISTRY,  # absolute: the command loads this module from its file
-    )
+    from difimpact.papers.registry import REGISTRY  # absolute: the command loads this module from its file
 
     return [{"name": e.name, "paper": e.reference.short() if e.reference else "",
              "paper_full": str(e.reference) if e.reference else "", "target": e.target, "description": e.description}

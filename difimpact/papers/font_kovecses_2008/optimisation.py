@@ -6,12 +6,7 @@ import math
 import jax.numpy as jnp
 from jax.tree_util import Partial
 
-from difimpact import (
-    BipedWithTorso,
-    Problem,
-    constrained_energy_index,
-    post_impact_velocity,
-)
+from difimpact import BipedWithTorso, Problem, constrained_energy_index, post_impact_velocity
 from difimpact._validation import positive
 
 _BIPED_CONTACT = dict(stick=("P_L",), massless="keep")  # §4.2: swing foot sticks, stance foot released

@@ -10,15 +10,7 @@ import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
-from difimpact import (
-    BipedWithTorso,
-    GaitResults,
-    OptimalGait,
-    biped_torso_walker,
-    impact,
-    optimal_gait,
-    work_balance,
-)
+from difimpact import BipedWithTorso, GaitResults, OptimalGait, biped_torso_walker, impact, optimal_gait, work_balance
 
 from ..curves import monotone
 from ..experiment import Outcome, check_that, experiment

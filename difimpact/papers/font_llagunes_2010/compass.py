@@ -3,9 +3,7 @@ and quantities of Figs. 2–3 (trailing-foot separation velocity, hip speed and 
 impulsive beside compliant. Models, solves and the comparison helpers are those of :mod:`.impacts`.
 """
 
-from .impacts import (
-    _rows,
-)
+from .impacts import _rows
 
 _COMPASS_UNITS = "q3_deg [deg], R [m], energy_loss [J], vy_trailing, v_hip [m/s]"
 _COMPASS_KEYS = ("method", "q3_deg", "R", "energy_loss", "vy_trailing", "v_hip")

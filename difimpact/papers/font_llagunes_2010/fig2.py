@@ -8,13 +8,7 @@ from difimpact import constrained_impact
 from ..curves import monotone
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import model_figure
-from .compass import (
-    _COMPASS_QUANTITIES,
-    _COMPASS_SYMBOLS,
-    _COMPASS_UNITS,
-    _COMPASS_VELOCITIES,
-    _compass_rows,
-)
+from .compass import _COMPASS_QUANTITIES, _COMPASS_SYMBOLS, _COMPASS_UNITS, _COMPASS_VELOCITIES, _compass_rows
 from .impacts import (
     _CLOSE,
     _compass_compliant,

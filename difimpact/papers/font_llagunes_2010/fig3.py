@@ -5,13 +5,7 @@ import numpy as np
 
 from ..curves import monotone
 from ..experiment import Outcome, check_that, experiment
-from .compass import (
-    _COMPASS_QUANTITIES,
-    _COMPASS_SYMBOLS,
-    _COMPASS_UNITS,
-    _COMPASS_VELOCITIES,
-    _compass_rows,
-)
+from .compass import _COMPASS_QUANTITIES, _COMPASS_SYMBOLS, _COMPASS_UNITS, _COMPASS_VELOCITIES, _compass_rows
 from .impacts import (
     _CLOSE,
     _OVERLAP,

@@ -5,24 +5,8 @@ import numpy as np
 
 from ..curves import monotone
 from ..experiment import Outcome, check_that, experiment
-from .crutch import (
-    _CRUTCH_SYMBOLS,
-    _CRUTCH_UNITS,
-    _CRUTCH_VELOCITIES,
-    _crutch,
-    _crutch_notes,
-    _loss_speed_check,
-)
-from .impacts import (
-    _CLOSE,
-    _OVERLAP,
-    _diff,
-    _figure,
-    _fmt,
-    _majority_check,
-    _overlap_check,
-    _split_check,
-)
+from .crutch import _CRUTCH_SYMBOLS, _CRUTCH_UNITS, _CRUTCH_VELOCITIES, _crutch, _crutch_notes, _loss_speed_check
+from .impacts import _CLOSE, _OVERLAP, _diff, _figure, _fmt, _majority_check, _overlap_check, _split_check
 
 
 @experiment("crutch-hip-angle", "001", "Fig. 5",

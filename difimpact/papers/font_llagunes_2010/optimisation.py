@@ -6,11 +6,7 @@ import math
 import jax.numpy as jnp
 from jax.tree_util import Partial
 
-from difimpact import (
-    CompassGait,
-    Problem,
-    energy_loss,
-)
+from difimpact import CompassGait, Problem, energy_loss
 from difimpact._validation import positive
 
 

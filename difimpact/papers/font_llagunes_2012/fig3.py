@@ -6,10 +6,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from difimpact import (
-    Coulomb,
-    frictional_impact,
-)
+from difimpact import Coulomb, frictional_impact
 
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import model_figure

@@ -9,13 +9,7 @@ from difimpact import impulse_space_path
 from ..curves import plotted_range
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import panel_grid
-from .impacts import (
-    _FIGURE_RESOLUTION,
-    _METHOD_STYLE,
-    _compliant_regime,
-    _impulsive,
-    _run_compliant,
-)
+from .impacts import _FIGURE_RESOLUTION, _METHOD_STYLE, _compliant_regime, _impulsive, _run_compliant
 
 # Figs. 13–17 (§5.4): figure number, μ, q̇5⁻ [rad/s], q3⁻ [deg], regime as the paper names it.
 _PATH_CASES = ((13, 0.5, 0.0, 21.0, "slide-from-rest", "immediate sliding"),

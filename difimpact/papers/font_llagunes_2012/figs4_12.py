@@ -6,15 +6,7 @@ import numpy as np
 
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import panel_grid
-from .impacts import (
-    _METHOD_STYLE,
-    MUS,
-    Q3_DEG,
-    Q5DOTS,
-    _compliant_regime,
-    _impulsive,
-    _run_compliant,
-)
+from .impacts import _METHOD_STYLE, MUS, Q3_DEG, Q5DOTS, _compliant_regime, _impulsive, _run_compliant
 
 _GRID_KEYS = ("Pn", "Pt", "Wn", "Wt", "vnP", "vtQ")
 

@@ -14,13 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import (
-    CompliantResults,
-    Coulomb,
-    CrutchWalker,
-    compliant_impact,
-    frictional_impact,
-)
+from difimpact import CompliantResults, Coulomb, CrutchWalker, compliant_impact, frictional_impact
 
 from .crutch_tip import tip_contact
 

@@ -6,13 +6,7 @@ import math
 import diffrax
 import jax.numpy as jnp
 
-from difimpact import (
-    CrutchWalker,
-    Problem,
-    forward_mode_gradient,
-    peak_contact_force,
-    sliding_margin,
-)
+from difimpact import CrutchWalker, Problem, forward_mode_gradient, peak_contact_force, sliding_margin
 from difimpact._validation import positive, tolerance
 
 from .crutch_tip import tip_contact

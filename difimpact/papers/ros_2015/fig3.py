@@ -28,15 +28,7 @@ from .heel_strikes import (
     paper_human,
 )
 from .measured_states import measured_note
-from .paper import (
-    CASES,
-    OMEGA0_RANGE,
-    OMEGA0_REF,
-    PAPER_AT_REF_PCT,
-    PAPER_MAX_PCT,
-    SOURCES,
-    STYLES,
-)
+from .paper import CASES, OMEGA0_RANGE, OMEGA0_REF, PAPER_AT_REF_PCT, PAPER_MAX_PCT, SOURCES, STYLES
 
 
 @functools.cache

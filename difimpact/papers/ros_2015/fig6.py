@@ -7,12 +7,7 @@ from ..experiment import Outcome, check_that, experiment
 from ..plotting import line_panels
 from .heel_strikes import UNITS, _band, _n, _pct, _rows, _sweep, _trailing_check
 from .measured_states import measured_note
-from .paper import (
-    CASES,
-    DTHETA_RANGE,
-    OMEGA0_REF,
-    STYLES,
-)
+from .paper import CASES, DTHETA_RANGE, OMEGA0_REF, STYLES
 
 
 def _below(statement, bound_pct, ours, source):

@@ -9,16 +9,7 @@ from ..experiment import Outcome, check_that, experiment
 from ..plotting import line_panels
 from .heel_strikes import UNITS, _band, _n, _pct, _rows, _sweep, _trailing_check
 from .measured_states import measured_note
-from .paper import (
-    ANKLE,
-    CASES,
-    CASES_INDEX,
-    OMEGA0_REF,
-    OUTCOMES,
-    PAPER_AT_REF_PCT,
-    STYLES,
-    TRAILING,
-)
+from .paper import ANKLE, CASES, CASES_INDEX, OMEGA0_REF, OUTCOMES, PAPER_AT_REF_PCT, STYLES, TRAILING
 
 
 def _eq24(r, blocked):

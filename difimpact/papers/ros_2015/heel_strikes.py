@@ -29,11 +29,7 @@ from difimpact import HeelStrikePosture, ImpactResults, SevenLinkHuman, impact
 
 from ..curves import monotone, table_rows
 from ..experiment import check_that
-from .paper import (
-    ANKLE,
-    JOINTS,
-    OUTCOMES,
-)
+from .paper import ANKLE, JOINTS, OUTCOMES
 
 BATCH = 16  # points per compiled call
 QUANTITIES = ("xi", "T_minus", "Tc_minus", "Ta_minus", "Tc_plus", "vn_heel", "Pn_heel", "Pt_heel", "Pn_trailing",

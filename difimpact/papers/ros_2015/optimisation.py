@@ -5,12 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax.tree_util import Partial
 
-from difimpact import (
-    Problem,
-    SevenLinkHuman,
-    energy_index,
-    impact,
-)
+from difimpact import Problem, SevenLinkHuman, energy_index, impact
 from difimpact._validation import instance, tolerance
 
 _ANKLE_CONTACT = dict(stick=("CAL_R",), unilateral=("MH_L",))  # eqs. 6–9
