@@ -13,8 +13,9 @@ from .._hybrid import EVENT_SHIFT, AbstractHybridSystem, HybridResults, solve_hy
 from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
+from .._check_members import check_members
 from .._linalg import full_precision
-from .._validation import check, count, instance, tolerance
+from .._validation import count, instance, tolerance
 from .heel_strike import heel_strike
 
 
@@ -136,9 +137,8 @@ def _traced_checked(name, value, below):
     if not isinstance(value, jax.Array):
         return value
     bad = ~jnp.isfinite(value) | (value <= 0) | (False if below is None else value >= below)
-    return check(value, bad, f"`StanceTolerances.{name}` must be finite and positive"
-                             f"{'' if below is None else f' and below {below}'} (a traced option: under `vmap`, "
-                             "at least one member's is not).")
+    return check_members(value, bad, f"`StanceTolerances.{name}` must be finite and positive"
+                                     f"{'' if below is None else f' and below {below}'} (a traced option)")
 
 
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
@@ -191,9 +191,10 @@ def _checked_walker(walker: AbstractWalker, x):
     """`x`, after checking that the walker's total mass lies in :data:`_MASS_RANGE` (a gait depends on mass ratios
     only, but the derivatives of a stride multiply masses and overflow far outside it)."""
     mass, (lo, hi) = walker.total_mass, _MASS_RANGE
-    return check(x, ~((mass >= lo) & (mass <= hi)),
-                 f"`walker`'s total mass must lie within {lo:g}…{hi:g} kg (a stride's derivatives overflow outside "
-                 "it); a gait depends only on the mass ratios: scale the masses (energies scale with them).")
+    return check_members(x, ~((mass >= lo) & (mass <= hi)),
+                         f"`walker`'s total mass must lie within {lo:g}…{hi:g} kg (a stride's derivatives overflow "
+                         "outside it); a gait depends only on the mass ratios: scale the masses (energies scale with "
+                         "them).")
 
 
 @full_precision
