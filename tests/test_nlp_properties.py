@@ -188,10 +188,9 @@ def _line_or_parabola(x, p):
 
 
 def test_unbounded_problems_end_unbounded():
-    """``min −x²`` diverges geometrically and passes the default ``10²⁰``; ``min −x`` grows linearly, by about
-    ``‖∇f‖ / κ = 10¹⁰`` an iteration (the curvature test's ``κ``), and needs a tolerance within reach of
-    `max_steps`, here ``10¹⁰`` (the tolerance a traced option, one per member); ``min x² − 2x`` is the bounded
-    control (x* = 1)."""
+    """``min −x²`` diverges geometrically and passes the default ``10²⁰``; ``min −x`` too
+    (``tests/test_nlp_unbounded.py``), here with a lower tolerance ``10¹⁰`` (a traced option, one per member);
+    ``min x² − 2x`` is the bounded control (x* = 1)."""
     solve = jax.jit(jax.vmap(lambda p, tol: di.solve_nlp(_line_or_parabola, jnp.array([1.0]), p, lower=0.0,
                                                          options=di.NLPOptions(diverging_iterates_tol=tol),
                                                          throw=False)))

@@ -2,8 +2,9 @@
 2006, §3.8): a row whose gradient at the start is steep (a constraint written in small units, ×10⁸) is scaled
 down to ``max_gradient``, so that the optimality error, the filter's ``θ`` and the line search see rows of one
 size. Unscaled, ``tol`` asks that row's residual be 10⁻⁹ in its own units, near its rounding (10⁸ ε), and its
-multiplier is so small that the dual residual of a slack says nothing: the iterations end at the iteration limit
-away from the solution. The multipliers and the violation are reported in the problem's own units."""
+multiplier is so small that the dual residual of a slack says little: the iterations take longer (22 against 12;
+they ended at the iteration limit away from the solution while the curvature test refused steps of tiny positive
+curvature, issue 49). The multipliers and the violation are reported in the problem's own units."""
 
 import jax.numpy as jnp
 import numpy as np
@@ -42,7 +43,8 @@ def test_scaled_rows_converge():
     assert float(sol.constraint_violation) <= 1e-6  # in the row's own units: |x|² − 2 to 10⁻¹⁴
 
 
-def test_unscaled_rows_do_not_converge():
-    sol = _solve(False)
-    assert sol.result != di.NLPResults.successful
-    assert np.max(np.abs(np.asarray(sol.x) - np.sqrt(2) * A / np.linalg.norm(A))) > 1e-2
+def test_unscaled_rows_take_longer():
+    scaled, unscaled = _solve(True), _solve(False)
+    assert unscaled.result == di.NLPResults.successful
+    np.testing.assert_allclose(unscaled.x, scaled.x, atol=1e-8)
+    assert int(unscaled.iterations) > int(scaled.iterations)

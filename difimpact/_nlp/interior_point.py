@@ -14,7 +14,10 @@ correction does (§3.1) until the matrix has the inertia ``(n, m, 0)`` (:mod:`.i
 augmented-Lagrangian matrix, or the pivots' signs of a banded elimination without pivoting, since the ``LU`` that
 solves the system gives no inertia) and the step has positive curvature, ``d_yᵀ (W + Σ + δ_w I) d_y ≥ κ d_yᵀ d_y``
 (the test of Chiang & Zavala, *An inertia-free filter line-search algorithm for large-scale nonlinear
-programming*, Comput. Optim. Appl. 64, 2016). Steps are
+programming*, Comput. Optim. Appl. 64, 2016), or, where ``W`` is not negative along the step, any positive
+curvature: a step along a direction where the objective is flat is as long as ``Σ`` and ``δ_w`` make it, as in
+IPOPT, so that the iterates of an unbounded problem pass `diverging_iterates_tol` within a few dozen iterations
+(with ``κ`` alone they grew by about ``‖∇f‖ / κ`` an iteration). Steps are
 kept inside the bounds by the fraction-to-the-boundary rule (eq. 15) and accepted by IPOPT's filter line
 search with a second-order correction (:mod:`.filter`); where it fails with the constraints violated, the
 iterations restore feasibility (:mod:`.restoration`, §3.3) before they go on. The multipliers start at their
@@ -24,12 +27,13 @@ least-squares estimate (§3.6).
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
 from . import newton, restoration
 from .filter import Filter, search
 from .solution import NLPOptions, NLPResults
-from .matrix import AbstractMatrix
+from .matrix import AbstractMatrix, SparseMatrix
 from .sparsity import hessian, values_and_jacobians, zero_hessian
 
 _KAPPA_CURVATURE = 1e-10  # the curvature test's κ
@@ -148,21 +152,42 @@ def newton_solve(R: newton.Reduced, p: Scaled, lin: Linearisation, rhs):
     return jnp.concatenate([dx, ds]), jnp.concatenate([lam_c, lam_d])
 
 
+def _nonnegative_diagonal(W: AbstractMatrix) -> Bool[Array, ""]:
+    """Whether ``W`` is diagonal with no negative entry (zero in a linear program). Then ``A = W + Σ_x + δ_w I +
+    J_dᵀ E J_d`` is positive definite for any ``δ_w > 0``, and the matrix has the inertia ``(n, m_c, 0)`` wherever
+    it is regular, without the inertia test: that test's rounding (``ε ρ max|J_c|²``, :mod:`.inertia`) would
+    otherwise hold ``δ_w`` near ``10⁻¹⁰`` along a direction of zero curvature in ``null(J_c)``, and the steps of an
+    unbounded linear program to about ``‖∇f‖ / 10⁻¹⁰`` an iteration, so that they never reach
+    `diverging_iterates_tol`."""
+    if isinstance(W, SparseMatrix):
+        diagonal = W.pattern.rows == W.pattern.cols
+        values = W.values
+    else:
+        values = W.dense()
+        diagonal = np.eye(values.shape[0], dtype=bool)
+    return jnp.all(jnp.where(diagonal, values >= 0, values == 0))
+
+
 def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
     """Factor and solve the Newton system, raising ``δ_w`` until the step passes the curvature test and ``δ_c``
     when the matrix is singular (one loop, one traced factorisation). Returns the factors, the step, ``δ_w`` and
     whether a step was found."""
     zero = jnp.zeros_like(mu)
     n = p.n
+    separable = _nonnegative_diagonal(W)
 
     def attempt(delta_w, delta_c):
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,
                           newton.structure(p.sparsity, lin.Jc.shape[0]), test_inertia=True)
         d, lam = newton_solve(R, p, lin, rhs)
-        curvature = d[:n] @ W.mv(d[:n]) + d @ ((sigma + delta_w) * d)
+        w_curvature = d[:n] @ W.mv(d[:n])
+        curvature = w_curvature + d @ ((sigma + delta_w) * d)
         singular = R.lu.min_pivot < 1e-30
-        ok = (curvature >= _KAPPA_CURVATURE * (d @ d)) & R.inertia & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(
-            jnp.isfinite(lam))
+        # sufficiently positive; or positive with W not negative along d (its positive part from Σ and δ_w alone):
+        # a long step along a flat direction is then the model's own minimiser, as IPOPT takes it
+        positive = (curvature >= _KAPPA_CURVATURE * (d @ d)) | ((w_curvature >= 0) & (curvature > 0))
+        inertia = R.inertia | (separable & (delta_w > 0))
+        ok = positive & inertia & ~singular & jnp.all(jnp.isfinite(d)) & jnp.all(jnp.isfinite(lam))
         return R, d, lam, ok, singular
 
     def body(c):

@@ -68,9 +68,11 @@ class NLPOptions(eqx.Module):
     - `diverging_iterates_tol` ``> 0``: the solve ends as ``unbounded`` once an iterate has
       $\\|x\\|_\\infty >$ `diverging_iterates_tol`, ``x`` the variables without the slacks (unscaled: the scaling
       acts on the functions, never on ``x``; IPOPT's ``diverging_iterates_tol``, default ``1e20``). Along a
-      direction of zero curvature (``min −x``, ``x ≥ 0``) the Newton step's curvature test (``κ = 10⁻¹⁰``) lets
-      ``x`` grow by about ``‖∇f‖_∞ / κ`` an iteration, linearly: lower it to catch such a divergence within
-      `max_steps`.
+      direction of zero curvature (``min −x``, ``x ≥ 0``; a linear program unbounded along a ray) the steps grow
+      geometrically, as IPOPT's do, and pass ``1e20`` within a few dozen iterations. One case still grows
+      linearly, by about ``‖∇f‖_∞ / 10⁻¹⁰`` an iteration: a direction of zero curvature in the null space of
+      the equalities where the Hessian is not diagonal (the inertia test's rounding then keeps a regularisation
+      of about ``10⁻¹⁰``); lower the tolerance to catch such a divergence within `max_steps`.
 
     Each option is checked where it is made (``ValueError``/``TypeError`` naming it) when it is a number; one
     that is traced (an option passed through ``jax.jit``) is used as it is.
