@@ -23,8 +23,8 @@ def biped_torso(lift_off: float = 0.05, q4: float = math.radians(30.0)) -> Probl
 
     As in Font & Kövecses 2008, §4.2: ``q4 = 30°``, ``m = 5 kg`` per leg, ``m_B = 30 kg`` (so ``m_H = 20/(1 + μ_T)``),
     and ``x = [q5, μ_T]`` within ``[0°, 30°] × [0, 2]`` (torso between aligned with the stance leg and aligned
-    with the colliding leg). With a small margin the lift-off constraint is inactive and the optimum is seed
-    003's conclusions: torso aligned with the stance leg (``q5 = 0``, conclusion (iii)) and the heaviest torso
+    with the colliding leg). With a small margin the lift-off constraint is inactive and the optimum is the
+    paper's conclusions: torso aligned with the stance leg (``q5 = 0``, conclusion (iii)) and the heaviest torso
     (``μ_T = 2``, §4.2). A larger margin (lift-off needs a light torso, Fig. 5) makes it active and trades
     torso mass for lift-off. The left foot sticks, the right foot is released (``massless="keep"``: ``μ_T = 0``
     is a massless torso).
