@@ -104,8 +104,17 @@ from ._hybrid import (
     HybridSolution as HybridSolution,
     solve_hybrid as solve_hybrid,
 )
+from ._collocation import (
+    ContactGait as ContactGait,
+    ContactPhase as ContactPhase,
+    multiphase_gait as multiphase_gait,
+    MultiPhaseProblem as MultiPhaseProblem,
+    PhasedGait as PhasedGait,
+    retime as retime,
+)
 from ._human_gait import (
     gait_agreement as gait_agreement,
+    HUMAN_STEP as HUMAN_STEP,
     human_gait as human_gait,
     human_tracking_gait as human_tracking_gait,
     HumanGait as HumanGait,

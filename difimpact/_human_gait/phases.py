@@ -28,39 +28,23 @@ held (``M(\dot q^+ - \dot q^-) = A^T \bar λ``, ``A \dot q^+ = 0``; Ros et al. 2
 staying); the legs are then relabelled and the origin moved to the new leading heel.
 """
 
-from typing import NamedTuple
-
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._collocation.contact import ContactGait, ContactPhase, energy as energy
 from .._custom_types import Array, Float
-from .._impact.kkt import ImpactSolution, solve_kkt
-from .._linalg import full_precision, solve_spd
+from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
 
 FEET = ("CAL_R", "MH_R", "CAL_L", "MH_L")
 JOINTS = ("theta_H_R", "theta_K_R", "theta_A_R", "theta_H_L", "theta_K_L", "theta_A_L")
 N, K = 9, 6  # coordinates, joint torques
 ALPHA = 30.0  # 1/s: Baumgarte rate of the held contacts (:func:`dynamics`)
-
-
-class Phase(NamedTuple):
-    """A phase: its name and its contact rows ``(point, rows)``, rows ``0`` normal and ``1`` tangential."""
-
-    name: str
-    contacts: tuple[tuple[str, tuple[int, ...]], ...]
-
-    @property
-    def rows(self) -> int:
-        return sum(len(r) for _, r in self.contacts)
-
-    @property
-    def free_points(self) -> tuple[str, ...]:
-        """The foot points off the ground in this phase (their height must stay ``≥ 0``)."""
-        held = {p for p, _ in self.contacts}
-        return tuple(p for p in FEET if p not in held)
-
+Phase = ContactPhase
+# Bounds of (q, q̇): x, y, torso, then hip, knee, ankle per leg (clockwise; knee flexion positive).
+Q_LO = (-1.0, 0.5, -0.5, -1.0, 0.0, -0.6, -1.0, 0.0, -0.6)
+Q_HI = (1.5, 1.5, 0.5, 0.7, 1.4, 0.6, 0.7, 1.4, 0.6)
+QD_MAX = (5.0, 5.0, 5.0) + (15.0,) * 6
 
 PHASES = (
     Phase("double", (("CAL_R", (0, 1)), ("MH_L", (0, 1)))),
@@ -68,43 +52,29 @@ PHASES = (
     Phase("flat", (("CAL_R", (0, 1)), ("MH_R", (0,)))),
     Phase("toe", (("MH_R", (0, 1)),)),
 )
+# The step as data (:class:`~difimpact._collocation.contact.ContactGait`): the torques on the six joints, the
+# legs exchanged at relabelling, the left heel striking with the right metatarsal heads staying, the right
+# metatarsal heads landing at rest when the foot becomes flat, the left toe above the ground at the strike.
+STEP = ContactGait(points=FEET, phases=PHASES, actuated=tuple(range(3, 9)), mirror=(0, 1, 2, 6, 7, 8, 3, 4, 5),
+                   strike=(("CAL_L", (0, 1)), ("MH_R", (0, 1))), touchdowns=((2, "MH_R"),),
+                   end_clearance=("MH_L",), q_bounds=(Q_LO, Q_HI), qd_max=QD_MAX, alpha=ALPHA)
+ROWS = STEP.rows  # every contact row: (point, 0 normal | 1 tangential)
 
 
 def actuation(dtype) -> Float[Array, "9 6"]:
     """``B``: joint torques on the six relative joint coordinates."""
-    return jnp.concatenate([jnp.zeros((3, K), dtype), jnp.eye(K, dtype=dtype)])
-
-
-ROWS = tuple((p, r) for p in FEET for r in (0, 1))  # every contact row: (point, 0 normal | 1 tangential)
+    return STEP.actuation(dtype)
 
 
 def mask(phase: Phase) -> np.ndarray:
     """``(8,)`` which rows of :data:`ROWS` the phase holds."""
-    held = {(p, r) for p, rows in phase.contacts for r in rows}
-    return np.array([row in held for row in ROWS])
+    return STEP.mask(phase)
 
 
-@full_precision
 def dynamics(human: SevenLinkHuman, active, q, qd, u):
     """``(q̈, λ, y)``: the accelerations, the ground's forces on the rows of :data:`ROWS` [N] (zero where not
-    `active`) and the heights of :data:`FEET`; the held rows obey ``A q̈ + Ȧ q̇ = -2α A q̇ - α² (y, 0)``. An inactive row is dropped by a unit diagonal in the Schur
-    complement and a zero right-hand side, so every phase is one traced program."""
-    tree = human.tree()
-    M, c = tree.mass_and_bias(q, qd)
-    kin = [tree.point_kinematics(q, qd, p) for p in FEET]
-    A_all = jnp.concatenate([J[::-1] for _, J, _ in kin])
-    A = A_all * active[:, None]
-    bias = jnp.concatenate([a[::-1] for _, _, a in kin])
-    # Baumgarte: the held rows' drift (velocity, and the normal rows' height) decays at rate ALPHA; zero on the
-    # constraint manifold, so the contacts' forces and the energy balance of an exact solution are unchanged
-    height = jnp.concatenate([jnp.stack([p[1], jnp.zeros((), q.dtype)]) for p, _, _ in kin])
-    stab = 2 * ALPHA * (A_all @ qd) + ALPHA**2 * height
-    rhs = jnp.concatenate([A.T, (actuation(q.dtype) @ u - c)[:, None]], axis=1)
-    X = solve_spd(M, rhs, "M")
-    Minv_At, free = X[:, :-1], X[:, -1]
-    schur = A @ Minv_At + jnp.diag(jnp.where(active, 0.0, 1.0))
-    lam = solve_spd(schur, jnp.where(active, -bias - stab - A @ free, 0.0), "A M^-1 A^T")
-    return free + Minv_At @ lam, lam, jnp.stack([p[1] for p, _, _ in kin])
+    `active`) and the heights of :data:`FEET` (:meth:`~difimpact._collocation.contact.ContactGait.dynamics`)."""
+    return STEP.dynamics(human, active, q, qd, u)
 
 
 def swap(v) -> Float[Array, " 9"]:
@@ -112,24 +82,15 @@ def swap(v) -> Float[Array, " 9"]:
     return jnp.concatenate([v[:3], v[6:9], v[3:6]])
 
 
-@full_precision
 def heel_strike(human: SevenLinkHuman, q, qd) -> ImpactSolution:
     """The left heel strikes and sticks while the right metatarsal heads stay: rows ``CAL_L (n, t)``,
     ``MH_R (n, t)``, impulses in that order."""
-    A = jnp.concatenate([human.contact_jacobian(q, "CAL_L"), human.contact_jacobian(q, "MH_R")])
-    return solve_kkt(human.mass_matrix(q), A, qd, jnp.zeros(4, q.dtype), False)
+    return STEP.impact(human, q, qd)
 
 
 def relabel(human: SevenLinkHuman, q, qd_plus) -> tuple[Float[Array, " 9"], Float[Array, " 9"]]:
     """The next step's initial state: legs exchanged, the new leading heel (``CAL_L``) at ``x = 0``."""
-    shift = human.tree().point_position(q, "CAL_L")[0]
-    return swap(q).at[0].add(-shift), swap(qd_plus)
-
-
-def energy(human: SevenLinkHuman, q, qd):
-    """Mechanical energy ``T + V`` [J]."""
-    tree = human.tree()
-    return tree.kinetic_energy(q, qd) + tree.potential_energy(q)
+    return STEP.relabel(human, q, qd_plus)
 
 
 def joint_power(qd, u):
@@ -137,4 +98,6 @@ def joint_power(qd, u):
     return jnp.sum(u * qd[3:], axis=-1)
 
 
-vdynamics = jax.vmap(dynamics, in_axes=(None, 0, 0, 0, 0))
+def vdynamics(human, active, q, qd, u):
+    """:func:`dynamics` at every point."""
+    return STEP.vdynamics(human, active, q, qd, u)

@@ -84,11 +84,11 @@ class _Step:
 
     def __init__(self, gait, integrate):
         p = gait.problem
-        self.human, self.integrate = p.human, integrate
+        self.human, self.integrate = p.model, integrate
         o = p.offsets
         u = np.asarray(gait.u)
         edges = [jnp.asarray(np.concatenate([[0.0], np.cumsum(p.widths(k))[:-1], [1.0]])) for k in range(len(PHASES))]
-        self.rhs = [_batched(_rhs(p.human, jnp.asarray(ph.mask(phase), float), p.method,
+        self.rhs = [_batched(_rhs(p.model, jnp.asarray(ph.mask(phase), float), p.method,
                                   jnp.asarray(u[o[k]:o[k + 1]]), edges[k])) for k, phase in enumerate(PHASES)]
 
     def __call__(self, starts, durations):
@@ -121,7 +121,7 @@ def _replay(step, gait, start, durations):
     start = np.concatenate([np.asarray(gait.q[0]), np.asarray(gait.qdot[0])]) if start is None else start
     durations = np.asarray(gait.durations) if durations is None else durations
     Y, end, landing, strike, loss, impulses, e_minus = step(start[None], np.asarray(durations)[None])
-    e0 = float(ph.energy(step.human, jnp.asarray(start[:N]), jnp.asarray(start[N:])))
+    e0 = float(ph.energy(step.model, jnp.asarray(start[:N]), jnp.asarray(start[N:])))
     return {"closure": float(np.max(np.abs(end[0] - start))), "work": float(Y[0, 2 * N]),
             "contact_work": float(Y[0, 2 * N + 1]), "energy_change": float(e_minus[0]) - e0,
             "impact_loss": float(loss[0]), "impulses": impulses[0], "landing": landing[0], "strike": float(strike[0]),
@@ -153,7 +153,7 @@ class _Segments:
                 scale.append(h[j])
                 self.phase.append(k)
         self.phase = np.asarray(self.phase)
-        human, data = p.human, (jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
+        human, data = p.model, (jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
                                 jnp.asarray(scale))
         self.starts = np.asarray([o[k] + (2 if hs else 1) * j for k, n in enumerate(p.segments) for j in range(n)])
         W = 2 * N + 3
@@ -225,7 +225,7 @@ class _Shooting:
     its residual and Jacobian, or ``None`` where the integrator failed (non-finite results)."""
 
     def __init__(self, gait, integrate):
-        self.human, self.seg, self.integrate, self.free = gait.problem.human, _Segments(gait), integrate, list(FREE)
+        self.human, self.seg, self.integrate, self.free = gait.problem.model, _Segments(gait), integrate, list(FREE)
 
     def __call__(self, X, d):
         Y, Phi = self.seg(self.integrate, X, d[self.seg.phase])

@@ -161,7 +161,7 @@ class TrackingTarget(eqx.Module):
         collocation point, from its states `x` ``(G, S)`` and contact forces `lam` ``(G, 8)`` [N] on the rows of
         :data:`~.phases.ROWS`."""
         mean, sd = self.reference.step(x[:, IT] / self.reference.step_time)
-        weight = jnp.sum(problem.human.tree().mass) * problem.human.g
+        weight = jnp.sum(problem.model.tree().mass) * problem.model.g
         feet = lam.reshape(-1, 2, 2, 2).sum(axis=2)[:, :, ::-1].reshape(-1, 4) / weight  # (F_x, F_y) R, L
         return (jnp.concatenate([x[:, 3:9], feet], axis=1) - mean) / sd
 
@@ -218,7 +218,7 @@ def cycle(gait, points: int = 200) -> tuple[np.ndarray, np.ndarray]:
     step's left leg is the right leg half a cycle later), each linear between the collocation points, in the
     gait's own time ``50 t / T`` %."""
     t, q, grf = np.asarray(gait.t), np.asarray(gait.q), np.asarray(gait.grf)
-    weight = float(np.sum(np.asarray(gait.problem.human.tree().mass))) * float(gait.problem.human.g)
+    weight = float(np.sum(np.asarray(gait.problem.model.tree().mass))) * float(gait.problem.model.g)
     right = np.concatenate([q[:, 3:6], grf[:, 0] / weight], axis=1)
     left = np.concatenate([q[:, 6:9], grf[:, 1] / weight], axis=1)
     p = np.arange(points) * 100.0 / points

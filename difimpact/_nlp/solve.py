@@ -337,3 +337,4 @@ def _tolerance(options: NLPOptions, dtype) -> NLPOptions:
                          f"(10 ε = {10 * eps:.1e}): the optimality error cannot get there. Use "
                          f"`tol` ≥ {100 * eps:.1e} (or `tol=None`, the default, which picks it), or float64.")
     return options
+

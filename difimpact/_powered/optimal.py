@@ -9,6 +9,7 @@ import numpy as np
 from .._check import _is_concrete, checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
 from .._nlp import NLPOptions, NLPResults, NLPSolution
+from .._nlp.outcome import raise_if_failed as raise_if_failed
 from .._nlp.solve import all_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
@@ -311,22 +312,6 @@ def _bounds(problem: GaitProblem, z0):
     d_lo, d_hi = problem.inequality_bounds(z0.dtype)
     k = 0 if d_lo is None else d_lo.shape[0]
     return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
-
-
-def raise_if_failed(gait, throw: bool):
-    """`gait` (an :class:`OptimalGait` or a human gait), a failed solve raised with `throw`: after its program, in
-    Python, where its ``result`` is concrete (``equinox.EquinoxRuntimeError`` with the result's message, as
-    ``error_if`` raises it); by ``error_if`` in the caller's program where it is traced (the call inside the
-    caller's ``jit``, ``vmap`` or ``grad``). The solve's own program thus holds no host callback, and JAX's
-    persistent compilation cache keeps it."""
-    result = gait.result
-    if not throw:
-        return gait
-    if result.is_traced():
-        return result.error_if(gait, result != NLPResults.successful)
-    if not bool(result == NLPResults.successful):
-        raise eqx.EquinoxRuntimeError(NLPResults[result])
-    return gait
 
 
 @eqx.filter_jit

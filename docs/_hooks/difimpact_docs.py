@@ -34,6 +34,7 @@ _TOPICS = (  # (topic, heading, module prefixes)
     ("optimisation", "Nonlinear programs", ("difimpact._nlp",)),
     ("powered", "Powered gaits", ("difimpact._powered",)),
     ("powered", "The seven-link human walking", ("difimpact._human_gait",)),
+    ("powered", "Multi-phase gaits: your own layout", ("difimpact._collocation",)),
     ("importers", "Importing and exporting models", ("difimpact._io",)),
 )
 _RESULT_HEADINGS = (  # results page: (heading, module prefixes)
