@@ -167,7 +167,10 @@ def run(args, error) -> int:
     name (the parser's ``error``, which exits)."""
     _compile_faster()  # before anything starts JAX's CPU client (importing the experiments does)
 
-    require_papers_extra()
+    try:
+        require_papers_extra()
+    except ImportError as err:
+        error(str(err))
     from .papers.registry import select
 
     try:
