@@ -41,11 +41,14 @@ def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path
     Every program is kept, however short its compile or small its file. Nothing is switched on by importing
     difimpact; ``difimpact reproduce`` calls this function itself (``--no-cache`` turns it off).
 
-    What it does not do:
+    The programs of difimpact's entry points called from Python (the impact maps, the compliant phase, the
+    optimal and human gaits) hold no host callback, which JAX would not store: their checks are flags the program
+    returns, raised after it in Python. What it does not do:
 
-    - JAX does not store a program that contains a host callback, and the run-time checks of
-      `equinox.error_if` that guard many of difimpact's entry points are host callbacks: those programs are
-      compiled again in every process.
+    - A program with a host callback is not stored: a function of yours with an `equinox.error_if` or a
+      ``jax.debug`` callback in it, including difimpact's checks when you call an entry point inside your own
+      ``jit``, ``vmap`` or ``grad``, and :func:`~difimpact.periodic_gait`'s (a check inside lineax, which its
+      derivative of diffrax's event location calls).
     - Tracing and lowering (turning the Python function into a program) are never cached: a second process
       still traces every function it calls; only XLA's compile is skipped.
     - Programs compiled before the call are not stored.

@@ -2,12 +2,12 @@
 a concrete value raises ``ValueError`` in Python, a traced one through :func:`equinox.error_if` at run time.
 
 An entry point called from Python compiles a program without host callbacks (`equinox.error_if` is one), so that
-JAX's persistent compilation cache can keep it (:func:`program`): its checks are traced under a record
-(:func:`checks_recorded`). A check traced at the program's top level is recorded as a flag that the program
-returns, and the entry point raises its message after the program, in Python; a check deeper in (inside a loop,
-a ``vmap``, a nested ``jit`` or a custom derivative) makes the values it guards NaN instead, which the entry
-point's own result reports (``nonfinite``, a failed step or solve). Inside a caller's own ``jit``, ``vmap`` or
-``grad`` every check stays an ``equinox.error_if``."""
+JAX's persistent compilation cache can keep it (:func:`program`). A check traced at the top level of the entry
+point's function is recorded as a flag that the program returns, and the entry point raises its message after the
+program, in Python; called inside a caller's own ``jit``, ``vmap`` or ``grad``, that check is an ``error_if`` in
+the caller's program. A check deeper in (inside a solver's loop, a ``vmap``, a nested ``jit`` or a custom
+derivative) makes the values it guards NaN in both cases, which the entry point's own result reports
+(``nonfinite``, a failed step or solve). Outside an entry point every traced check is an ``error_if``."""
 
 import contextlib
 import functools
@@ -38,19 +38,27 @@ class Failures(eqx.Module):
     index: Int[Array, " k"]
     messages: tuple[tuple[str, ...], ...] = eqx.field(static=True)
 
-    def raise_first(self):
-        """Raise ``equinox.EquinoxRuntimeError`` with the message of the first failed check (concrete values)."""
+    def raise_first(self, out):
+        """`out`, raising the message of the first failed check: ``equinox.EquinoxRuntimeError`` in Python where
+        the flags are concrete, by ``equinox.error_if`` in the caller's program where they are traced (an entry
+        point called with constant arguments inside a caller's ``jit``)."""
+        if not _is_concrete(self.bad):
+            for i, messages in enumerate(self.messages):
+                out = eqx.internal.branched_error_if(out, self.bad[i], self.index[i], messages)
+            return out
         bad = np.flatnonzero(np.asarray(self.bad))
         if bad.size:
             i = int(bad[0])
             raise eqx.EquinoxRuntimeError(self.messages[i][int(self.index[i])])
+        return out
 
 
-class _Record:
-    """The checks of one program being traced, and the trace they belong to."""
+class _Scope:
+    """The checks of one entry point's program being traced, and the trace they belong to (its top level)."""
 
-    def __init__(self):
+    def __init__(self, record: bool):
         self.trace = jex.get_opaque_trace_state()
+        self.record = record
         self.bad, self.index, self.messages = [], [], []
 
     def at_top(self) -> bool:
@@ -66,12 +74,12 @@ class _Record:
                         jnp.stack(self.index) if self.index else jnp.zeros(0, jnp.int32), tuple(self.messages))
 
 
-def _record() -> _Record | None:
-    return getattr(_MODE, "record", None)
+def _scope() -> _Scope | None:
+    return getattr(_MODE, "scope", None)
 
 
 def _as_nan() -> bool:
-    return getattr(_MODE, "as_nan", False) or _record() is not None
+    return getattr(_MODE, "as_nan", False) or _scope() is not None
 
 
 @contextlib.contextmanager
@@ -87,21 +95,27 @@ def checks_as_nan():
 
 
 @contextlib.contextmanager
-def checks_recorded():
-    """Trace the body (inside the program's function) with its run-time checks recorded: yields the
-    :class:`_Record`, whose ``failures()`` the program returns."""
-    before = _record()
-    _MODE.record = _Record()
+def entry_point(record: bool):
+    """Trace the body (an entry point's function, inside its program) with the checks at its top level recorded
+    (`record`; the program returns ``scope.failures()``) or left to ``equinox.error_if``, and every deeper check
+    made NaN: in both cases alike, so that a nested ``jit`` (a solver's loop) traced in one is reused in the other
+    as it is. Yields the :class:`_Scope`."""
+    before = _scope()
+    _MODE.scope = _Scope(record)
     try:
-        yield _MODE.record
+        yield _MODE.scope
     finally:
-        _MODE.record = before
+        _MODE.scope = before
 
 
 def mode() -> str:
-    """How run-time checks are traced now: ``"raise"`` (``equinox.error_if``), ``"nan"`` or ``"record"``. A
-    nested ``jit`` takes it as a static argument, so that its program in one mode is not reused in another."""
-    return "record" if _record() is not None else "nan" if _as_nan() else "raise"
+    """How a run-time check traced here is applied: ``"raise"`` (``equinox.error_if``), ``"record"`` (a flag the
+    program returns) or ``"nan"``. A nested ``jit`` with checks in it takes it as a static argument, so that its
+    program in one mode is not reused in another."""
+    scope = _scope()
+    if scope is not None and scope.at_top():
+        return "record" if scope.record else "raise"
+    return "nan" if _as_nan() else "raise"
 
 
 def _nan_where(x, bad):
@@ -111,12 +125,12 @@ def _nan_where(x, bad):
 
 
 def _branched(x, bad, index, messages: tuple[str, ...]):
-    """``x``, with message ``messages[index]`` raised where ``bad``, traced in the current mode."""
-    record = _record()
-    if record is not None and record.at_top():
-        record.add(bad, index, messages)
+    """``x``, with message ``messages[index]`` raised where ``bad``, traced in the current :func:`mode`."""
+    how = mode()
+    if how == "record":
+        _scope().add(bad, index, messages)
         return x
-    if _as_nan() and any(eqx.is_inexact_array(leaf) for leaf in jax.tree.leaves(x)):
+    if how == "nan" and any(eqx.is_inexact_array(leaf) for leaf in jax.tree.leaves(x)):
         return _nan_where(x, bad)
     return eqx.internal.branched_error_if(x, bad, index, messages)
 
@@ -143,28 +157,38 @@ def failed_check(x, result, results, nonfinite: str):
     return result_check(x, result, result != results.successful)
 
 
+def _traced_as(fn: Callable, record: bool) -> Callable:
+    """`fn` traced under :func:`entry_point`: with `record`, returning ``(out, failures)``."""
+
+    @functools.wraps(fn)  # the program named for the entry point, in JAX's logs and its cache's file names
+    def traced(*args, **kwargs):
+        with entry_point(record) as scope:
+            out = fn(*args, **kwargs)
+            return (out, scope.failures()) if record else out
+
+    return traced
+
+
 def program(fn: Callable, normalise: Callable[..., tuple[tuple, dict]] | None = None) -> Callable:
     """An entry point compiled with ``eqx.filter_jit``, whose program holds no host callback when called from
-    Python: its checks recorded (:func:`checks_recorded`) and raised after it. Called with traced arguments (in a
-    caller's ``jit``, ``vmap`` or ``grad``) it is the plain ``eqx.filter_jit(fn)``, checks by ``error_if``.
-    `normalise(*args, **kwargs)`, if given, returns the ``(args, kwargs)`` to pass, in Python on every call."""
-    traced = eqx.filter_jit(fn)
-
-    @eqx.filter_jit
-    def recorded(*args, **kwargs):
-        with checks_recorded() as record:
-            out = fn(*args, **kwargs)
-        return out, record.failures()
+    Python: the checks at its top level recorded and raised after it (:func:`entry_point`). Called with traced
+    arguments (in a caller's ``jit``, ``vmap`` or ``grad``) they are ``equinox.error_if`` in the caller's program.
+    `normalise(*args, **kwargs)`, if given, returns the ``(args, kwargs)`` to pass, in Python on every call (and
+    may check them there). Called inside another entry point's function it is traced into that one's program.
+    """
+    traced = eqx.filter_jit(_traced_as(fn, record=False))
+    recorded = eqx.filter_jit(_traced_as(fn, record=True))
 
     @functools.wraps(fn)
     def edge(*args, **kwargs):
         if normalise is not None:
             args, kwargs = normalise(*args, **kwargs)
+        if _as_nan():  # inside another entry point's function: part of its program, its checks as its own
+            return fn(*args, **kwargs)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs))):
             return traced(*args, **kwargs)
         out, failures = recorded(*args, **kwargs)
-        failures.raise_first()
-        return out
+        return failures.raise_first(out)
 
     edge.recorded = recorded  # the program of a call from Python, for lowering it
     return edge

@@ -67,6 +67,25 @@ def test_top_level_program_holds_no_host_callback(monkeypatch):
     assert _callbacks(text) == 0
 
 
+@pytest.mark.slow  # traces the seven-link human's transcription (about 20 s on 2 cores)
+def test_human_gait_program_holds_no_host_callback(monkeypatch):
+    """The program of `human_gait` called from Python (one segment per phase), lowered: no host callback in it
+    (the model's finiteness and LDLᵀ pivot checks are NaN there, which the solve reports)."""
+    from difimpact._human_gait import gait as human
+
+    seen = []
+
+    def intercept(*args):
+        seen.append(args)
+        raise _Handed
+
+    monkeypatch.setattr(human, "_solve", intercept)
+    with pytest.raises(_Handed):
+        di.human_gait(di.SevenLinkHuman(), 1.3, segments=1)
+    monkeypatch.undo()
+    assert _callbacks(human._solve.lower(*seen[0]).as_text()) == 0
+
+
 def test_bounds_checked_before_the_program(monkeypatch):
     """A bound that was a run-time check inside the program is refused in Python before it: an inequality (here
     a joint limit) with no finite bound."""

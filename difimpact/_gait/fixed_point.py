@@ -1,5 +1,6 @@
 """Periodic gaits: fixed points of the stride map ``P`` (period 1) or of ``P∘P`` (period 2) by Newton's method."""
 
+import functools
 from typing import Callable
 
 import equinox as eqx
@@ -10,6 +11,7 @@ import numpy as np
 import optimistix as optx
 from jaxtyping import PyTree
 
+from .._check import program, result_check
 from .._custom_types import Array, Float, Int, Scalar
 from .._linalg import full_precision, SmallLU
 from .._models.walker import AbstractWalker
@@ -189,6 +191,34 @@ def checked_guess(walker: AbstractWalker, x0: Float[Array, " k"]) -> Float[Array
     return x0
 
 
+def _checked_arguments(walker, x0, period, rtol, atol, max_steps, options, throw):
+    """`periodic_gait`'s arguments checked (in Python where they are concrete: ``ValueError``/``TypeError``), and
+    ``(x0, rtol, atol, max_steps)`` as it uses them."""
+    if not isinstance(walker, AbstractWalker):
+        raise TypeError(f"`walker` must be an AbstractWalker, got {type(walker).__name__}.")
+    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
+    x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
+    if x0.shape != (walker.section_size,):
+        raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
+    x0 = checked_guess(walker, x0)
+    default = max(1e-11, 100 * float(jnp.finfo(x0.dtype).eps))
+    rtol = default if rtol is None else tolerance("rtol", rtol, below=1.0)
+    atol = default if atol is None else tolerance("atol", atol)
+    max_steps = count("max_steps", max_steps)
+    flag("throw", throw)
+    instance("options", options, StanceTolerances, "di.StanceTolerances()")
+    return x0, rtol, atol, max_steps
+
+
+def _arguments(walker, x0, *, period: int = 1, rtol=None, atol=None, max_steps: int = 40,
+               options: StanceTolerances = StanceTolerances(), throw: bool = True) -> tuple[tuple, dict]:
+    """The Python edge of :func:`periodic_gait`: its arguments checked before its program, `x0` as an array."""
+    x0 = _checked_arguments(walker, x0, period, rtol, atol, max_steps, options, throw)[0]
+    return (walker, x0), dict(period=period, rtol=rtol, atol=atol, max_steps=max_steps, options=options, throw=throw)
+
+
+@functools.partial(program, normalise=_arguments)
 def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int = 1, rtol: float | None = None,
                   atol: float | None = None, max_steps: int = 40, options: StanceTolerances = StanceTolerances(),
                   throw: bool = True) -> PeriodicGait:
@@ -232,20 +262,7 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
     print(abs(di.floquet_multipliers(gait)))                     # [0. 0.589 0.589]: inside the unit circle, stable
     ```
     """
-    if not isinstance(walker, AbstractWalker):
-        raise TypeError(f"`walker` must be an AbstractWalker, got {type(walker).__name__}.")
-    if isinstance(period, bool) or not isinstance(period, int) or period < 1:
-        raise ValueError(f"`period` must be a positive integer, got {period!r}.")
-    x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
-    if x0.shape != (walker.section_size,):
-        raise ValueError(f"`x0` must have shape ({walker.section_size},) = {walker.section_names}, got {x0.shape}.")
-    x0 = checked_guess(walker, x0)
-    default = max(1e-11, 100 * float(jnp.finfo(x0.dtype).eps))
-    rtol = default if rtol is None else tolerance("rtol", rtol, below=1.0)
-    atol = default if atol is None else tolerance("atol", atol)
-    max_steps = count("max_steps", max_steps)
-    flag("throw", throw)
-    instance("options", options, StanceTolerances, "di.StanceTolerances()")
+    x0, rtol, atol, max_steps = _checked_arguments(walker, x0, period, rtol, atol, max_steps, options, throw)
 
     def residual(x, w):
         strides, result = _steps(w, x, period, options)
@@ -259,4 +276,4 @@ def periodic_gait(walker: AbstractWalker, x0: Float[Array, " k"], *, period: int
         GaitResults.where(sol.result == optx.RESULTS.successful, GaitResults.successful, GaitResults.no_fixed_point))
     out = PeriodicGait(x=sol.value, strides=strides, result=result, num_steps=sol.stats["num_steps"],
                        jacobian=jacobian, options=options, period=period)
-    return result.error_if(out, result != GaitResults.successful) if throw else out
+    return result_check(out, result, result != GaitResults.successful) if throw else out

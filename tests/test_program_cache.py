@@ -1,0 +1,169 @@
+"""The entry points' top-level programs, which JAX's persistent compilation cache can keep: JAX stores no program
+with a host callback, and `equinox.error_if` is one. Called from Python, an entry point's program returns its
+checks' flags and the entry point raises after it (`difimpact._check.program`), with the messages of the checks;
+inside a caller's own `jit`, `vmap` or `grad` the checks are `error_if` in the caller's program. A second process
+finds the programs in the cache (JAX's cache hit, not a timing).
+
+The programs are lowered, not compiled, except where an error is raised: those are the programs the bad-input
+tests compile too, on the same small crutch-walker problem."""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difimpact as di
+from difimpact import _check
+
+TRACED = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
+CW = di.CrutchWalker()
+Q, QDOT = CW.pre_impact_state(math.radians(12.0), -0.2)
+Q_AIR = Q.at[1].set(0.1)  # the tip 10 cm above the ground
+M, A = CW.mass_matrix(Q), CW.contact_jacobian(Q, "Q")
+LAW = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
+WALKER = di.SimplestWalker(0.009)
+KUO = di.SimplestWalker(0.0)  # Kuo's point-mass walker at heel strike, inter-leg angle 0.6
+X0 = jnp.array([-0.2, 0.2, 0.016])
+
+
+def _callbacks(text: str) -> int:
+    targets = re.findall(r'custom_call @(\w+)|call_target_name = "(\w+)"', text)
+    return sum("callback" in (a or b) for a, b in targets)
+
+
+ENTRY_POINTS = {
+    "constrained_impact": lambda: (di.constrained_impact, (M, A, QDOT), {}),
+    "impact": lambda: (di.impact, (CW, Q, QDOT), dict(stick=("Q",))),
+    "frictional_impact": lambda: (di.frictional_impact, (CW, Q, QDOT, "Q"), dict(friction=di.Coulomb(0.75))),
+    "pushoff_impact": lambda: (di.pushoff_impact, (KUO, KUO.stance_configuration(jnp.array([0.3, 0.6])),
+                                                   jnp.array([0.0, 0.0, 0.5, 0.0]), jnp.asarray(0.01)),
+                               dict(massless="keep")),
+    "compliant_impact": lambda: (di.compliant_impact, (CW, Q, QDOT, "Q"), dict(normal=LAW,
+                                                                               friction=di.Coulomb(0.75))),
+    "periodic_gait": lambda: (di.periodic_gait, (WALKER, X0), {}),
+}
+
+
+LIBRARY_CALLBACK = pytest.mark.xfail(strict=True, reason=(
+    "the stride's Jacobian differentiates diffrax's event root find, whose implicit derivative (optimistix "
+    "`_implicit_impl_jvp`) calls `lineax.linear_solve` with `throw=True`: an `equinox.error_if` inside lineax's "
+    "primitive, out of difimpact's reach"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[LIBRARY_CALLBACK] if n == "periodic_gait" else [])
+                                  for n in ENTRY_POINTS])
+def test_top_level_program_holds_no_host_callback(name):
+    """The program of a call from Python, lowered (not compiled): no host callback in it."""
+    entry, args, kwargs = ENTRY_POINTS[name]()
+    assert _callbacks(entry.recorded.lower(*args, **kwargs).as_text()) == 0
+
+
+def test_check_at_top_level_raises_after_the_program():
+    """A check on the program's inputs is raised in Python after it, with its message (the exception type that
+    `error_if` raises); the same call inside a caller's `jit`, the input traced or a constant, raises it there."""
+    match = "contact point 'Q' is not on the ground"
+    with pytest.raises(eqx.EquinoxRuntimeError, match=match):
+        di.impact(CW, Q_AIR, QDOT, stick=("Q",))
+    with pytest.raises(TRACED, match=match):
+        jax.block_until_ready(jax.jit(lambda q: di.impact(CW, q, QDOT, stick=("Q",)).qdot_plus)(Q_AIR))
+    with pytest.raises(TRACED, match=match):
+        jax.block_until_ready(jax.jit(lambda: di.impact(CW, Q_AIR, QDOT, stick=("Q",)).qdot_plus)())
+
+
+def test_failed_result_raised_after_the_program_or_returned():
+    """`throw=True`: a failed result (an overflow) raises its entry point's message after the program, at top
+    level and inside a caller's `jit`; `throw=False` returns it."""
+    big = QDOT * 1e200
+    with pytest.raises(eqx.EquinoxRuntimeError, match="overflow"):
+        di.constrained_impact(M, A, big)
+    with pytest.raises(TRACED, match="overflow"):
+        jax.block_until_ready(jax.jit(lambda v: di.constrained_impact(M, A, v).qdot_plus)(big))
+    assert di.constrained_impact(M, A, big, throw=False).result == di.ImpactResults.nonfinite
+
+
+def _guarded(x):
+    """A check on the input at the program's top level, and one on each member inside a ``vmap``."""
+    x = _check.check(x, x[0] < 0, "`x[0]` must be non-negative.")
+    return jax.vmap(lambda y: _check.check(y, y > 5, "`x` must not exceed 5."))(x)
+
+
+GUARDED = _check.program(_guarded)
+
+
+def test_checks_recorded_at_top_level_and_nan_deeper():
+    """In a program of a call from Python a top-level check raises after it; a check inside a ``vmap`` makes its
+    member NaN (which an entry point's result reports). Under a caller's ``jit`` the first raises (``error_if``),
+    the second is NaN alike (one trace of a nested solver for both). The mode is restored after the trace, also
+    after an error."""
+    assert _callbacks(GUARDED.recorded.lower(jnp.ones(2)).as_text()) == 0
+    np.testing.assert_array_equal(GUARDED(jnp.array([1.0, 2.0])), [1.0, 2.0])
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"`x\[0\]` must be non-negative"):
+        GUARDED(jnp.array([-1.0, 2.0]))
+    out = GUARDED(jnp.array([1.0, 6.0]))
+    assert out[0] == 1.0 and np.isnan(out[1])
+    with pytest.raises(TRACED, match=r"`x\[0\]` must be non-negative"):
+        jax.block_until_ready(jax.jit(GUARDED)(jnp.array([-1.0, 2.0])))
+    out = jax.jit(GUARDED)(jnp.array([1.0, 6.0]))
+    assert out[0] == 1.0 and np.isnan(out[1])
+    assert _check.mode() == "raise"
+    with pytest.raises(ValueError, match="`x` must not exceed 5"):  # concrete: ValueError, in any mode
+        with _check.entry_point(record=True):
+            _check.check(jnp.ones(1), jnp.array([True]), "`x` must not exceed 5.")
+    assert _check.mode() == "raise"
+
+
+SCRIPT = """
+import json, logging, math, sys
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+import difimpact as di
+messages = []
+handler = logging.Handler()
+handler.emit = lambda record: messages.append(record.getMessage())
+logger = logging.getLogger("jax._src.compiler")
+logger.setLevel(logging.DEBUG)
+logger.addHandler(handler)
+di.use_compilation_cache(sys.argv[1])
+walker = di.CrutchWalker()
+q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
+law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
+out = dict(
+    impact=float(di.impact(walker, q, qdot, stick=("Q",)).qdot_plus[2]),
+    frictional_impact=float(di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(0.75)).normal_impulse),
+    constrained_impact=float(di.constrained_impact(walker.mass_matrix(q), walker.contact_jacobian(q, "Q"),
+                                                   qdot).qdot_plus[2]),
+    compliant_impact=float(di.compliant_impact(walker, q, qdot, "Q", normal=law,
+                                               friction=di.Coulomb(0.75)).duration),
+)
+hits = [m for m in messages if "cache hit for 'jit_" in m]
+print(json.dumps(dict(values=out, hits=sorted({n: sum(f"'jit_{n}'" in m for m in hits) for n in out}.items()))))
+"""
+
+
+@pytest.mark.slow  # two processes, each compiling or loading four programs (about a minute on 2 cores)
+def test_second_process_loads_the_programs(tmp_path):
+    """A first process compiles the programs of the impact maps and the compliant phase called from Python and
+    stores them; a second finds each of them (a cache hit) and returns the same values."""
+    folder = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith((
+        "JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "JAX_ENABLE_COMPILATION_CACHE"))}
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", SCRIPT, str(folder)], env=env, capture_output=True, text=True,
+                              timeout=600, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.splitlines()[-1])
+
+    first, second = run(), run()
+    names = list(first["values"])
+    assert dict(first["hits"]) == dict.fromkeys(names, 0)
+    assert dict(second["hits"]) == dict.fromkeys(names, 1)
+    assert first["values"] == second["values"]
