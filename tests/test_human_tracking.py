@@ -117,7 +117,7 @@ def test_agreement_of_the_reference_itself():
     mean, _ = (np.asarray(a) for a in ref.step(jnp.asarray(t / 0.6)))
     q = np.concatenate([np.zeros((t.size, 3)), mean[:, :6]], axis=1)
     grf = 75.0 * float(human.g) * mean[:, 6:].reshape(-1, 2, 2)
-    gait = types.SimpleNamespace(t=t, q=q, grf=grf, problem=types.SimpleNamespace(human=human))
+    gait = types.SimpleNamespace(t=t, q=q, grf=grf, problem=types.SimpleNamespace(model=human))
     agree = tr.agreement(gait, ref)
     assert all(a["within"] == 1.0 for a in agree.values())
     assert max(agree[j]["rms"] for j in ("hip", "knee", "ankle")) < 0.01  # degrees

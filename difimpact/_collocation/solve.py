@@ -5,6 +5,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from .._check import checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
 from .._impact.kkt import ImpactSolution
 from .._nlp import NLPOptions, NLPResults, NLPSolution
@@ -73,15 +74,23 @@ def _constraints(z, p):
 
 
 @eqx.filter_jit
-def _solve(problem: MultiPhaseProblem, z0, options: NLPOptions) -> PhasedGait:
-    """The transcribed problem solved from `z0` (checked before the program; the bounds hold by construction)."""
+def solve_problem(problem: MultiPhaseProblem, z0, options: NLPOptions, finish=None):
+    """The transcribed problem solved from `z0` (checked before the program), `finish(problem, solution)` its
+    result (default a :class:`PhasedGait`): one program. Its bounds hold by construction (from the checked
+    `duration_bounds` and `torque_max`; every inequality ``≥ 0``): the program checks neither, nor the result
+    (:func:`~difimpact._nlp.outcome.raise_if_failed` does, after it). The model's own checks (a singular mass
+    matrix, an overflow) make the values they guard NaN (:func:`~difimpact._check.checks_as_nan`), which the
+    solve rejects as a trial point or reports as ``NLPResults.nonfinite``: no host callback, so JAX's persistent
+    cache keeps the program."""
     dtype = z0.dtype
     lower, upper = problem.variable_bounds(dtype)
     d_lo, d_hi = problem.inequality_bounds(dtype)
-    sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None, constraints=_constraints,
-                               lower=lower, upper=upper, inequality_lower=d_lo, inequality_upper=d_hi,
-                               sparsity=sparsity(problem), options=options, throw=False, checked=True)
-    return _gait(problem, sol)
+    with checks_as_nan():
+        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
+                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
+                                   inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
+                                   checked=True)
+        return (_gait if finish is None else finish)(problem, sol)
 
 
 def _per_phase(name: str, value, phases: int, kind):
@@ -109,7 +118,7 @@ def make_problem(model, gait: ContactGait, speed, *, segments, method, grading, 
         raise ValueError(f"`duration_bounds` must be finite positive (lower, upper) pairs [s], one for all phases "
                          f"or one per phase ({P}), lower ≤ upper; got {duration_bounds!r}.")
     bounds = positive("duration_bounds", bounds)
-    f = lambda name, v: positive(name, v, shape=())  # noqa: E731
+    f = lambda name, v: positive(name, v, shape=())
     return MultiPhaseProblem(model, f("speed", speed), f("friction", friction), f("torque_max", torque_max),
                              (bounds[:, 0], bounds[:, 1]), tuple(terms), gait,
                              Mesh(method, tuple(int(s) for s in segments), tuple(float(r) for r in grading)))
@@ -143,4 +152,4 @@ def multiphase_gait(model, gait: ContactGait, speed, guess, *, segments=3, metho
     z0 = jnp.asarray(start(problem, guess), jnp.result_type(float))
     if z0.shape != (problem.size,):
         raise ValueError(f"`guess`: expected {problem.size} variables for this mesh, got shape {z0.shape}.")
-    return raise_if_failed(_solve(problem, as_float("guess", z0), options), throw)
+    return raise_if_failed(solve_problem(problem, as_float("guess", z0), options), throw)

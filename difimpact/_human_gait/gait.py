@@ -8,20 +8,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._check import checks_as_nan
+from .._collocation import methods as collocation
 from .._collocation import multiphase
 from .._collocation.mesh import Mesh
+from .._collocation.solve import solve_problem
 from .._custom_types import Array, Float, Int, Scalar
 from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman
 from .._nlp import NLPOptions, NLPResults, NLPSolution
-from .._nlp.solve import solve_nlp_prechecked
-from .._collocation import methods as collocation
 from .._powered.optimal import raise_if_failed
 from .._validation import as_float, flag, instance, positive
 from . import phases as ph
 from .phases import PHASES, N
-from .problem import IE, IT, ITAU, B, HumanGaitProblem, S, U, sparsity
+from .problem import IE, IT, ITAU, B, HumanGaitProblem, S, U
 
 # Guessed shares of the step (heel strike to heel strike) of the phases double, heel, flat, toe.
 SHARES = (0.2, 0.05, 0.4, 0.35)
@@ -243,28 +242,7 @@ def human_gait(human: SevenLinkHuman, speed, *, guess=None, segments=(3, 2, 4, 3
     return raise_if_failed(_solve(problem, as_float("guess", z0), options), throw)
 
 
-def _objective(z, p):
-    return p.objective(z)
-
-
-def _constraints(z, p):
-    return p.constraints(z)
-
-
-@eqx.filter_jit
 def _solve(problem: HumanGaitProblem, z0, options: NLPOptions) -> HumanGait:
-    """The transcribed problem solved from `z0` (checked before the program). Its bounds hold by construction
-    (:meth:`~.problem.HumanGaitProblem.variable_bounds` from the checked `duration_bounds` and `torque_max`;
-    every inequality ``≥ 0``): the program checks neither, nor the result (:func:`raise_if_failed` does, after
-    it). The model's own checks (a singular mass matrix, an overflow) make the values they guard NaN
-    (:func:`~difimpact._check.checks_as_nan`), which the solve rejects as a trial point or reports as
-    ``NLPResults.nonfinite``."""
-    dtype = z0.dtype
-    lower, upper = problem.variable_bounds(dtype)
-    d_lo, d_hi = problem.inequality_bounds(dtype)
-    with checks_as_nan():
-        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
-                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
-                                   inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
-                                   checked=True)
-        return _gait(problem, sol)
+    """The transcribed problem solved from `z0` (checked before the program) by the multi-phase layer's one
+    program (:func:`~difimpact._collocation.solve.solve_problem`), its result a :class:`HumanGait`."""
+    return solve_problem(problem, z0, options, _gait)

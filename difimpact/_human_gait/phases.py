@@ -31,7 +31,8 @@ staying); the legs are then relabelled and the origin moved to the new leading h
 import jax.numpy as jnp
 import numpy as np
 
-from .._collocation.contact import ContactGait, ContactPhase, energy as energy
+from .._collocation.contact import ContactGait, ContactPhase
+from .._collocation.contact import energy as energy
 from .._custom_types import Array, Float
 from .._impact.kkt import ImpactSolution
 from .._models.seven_link_human import SevenLinkHuman

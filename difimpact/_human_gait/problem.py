@@ -20,9 +20,14 @@ stays), joint limits as bounds. Forces enter the inequalities in body weights an
 that every row is of order one.
 """
 
-from .._collocation.mesh import defects as defects, widths as widths
-from .._collocation.multiphase import MultiPhaseProblem, PointLayout, sparsity as sparsity
-from .phases import K, N, QD_MAX as QD_MAX, Q_HI as Q_HI, Q_LO as Q_LO
+from .._collocation.mesh import defects as defects
+from .._collocation.mesh import widths as widths
+from .._collocation.multiphase import MultiPhaseProblem, PointLayout
+from .._collocation.multiphase import sparsity as sparsity
+from .phases import Q_HI as Q_HI
+from .phases import Q_LO as Q_LO
+from .phases import QD_MAX as QD_MAX
+from .phases import K, N
 
 _L = PointLayout(N, K)
 S = _L.states  # states per point: q, q̇, t, E, τ
