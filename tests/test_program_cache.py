@@ -48,6 +48,7 @@ ENTRY_POINTS = {
                                dict(massless="keep")),
     "compliant_impact": lambda: (di.compliant_impact, (CW, Q, QDOT, "Q"), dict(normal=LAW,
                                                                                friction=di.Coulomb(0.75))),
+    "stride": lambda: (di.stride, (di.CompassGait(), jnp.array([-0.27, 1.09, 0.72])), {}),
     "periodic_gait": lambda: (di.periodic_gait, (WALKER, X0), {}),
 }
 
@@ -142,16 +143,17 @@ out = dict(
                                                    qdot).qdot_plus[2]),
     compliant_impact=float(di.compliant_impact(walker, q, qdot, "Q", normal=law,
                                                friction=di.Coulomb(0.75)).duration),
+    stride=float(di.stride(di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])).step_time),
 )
 hits = [m for m in messages if "cache hit for 'jit_" in m]
 print(json.dumps(dict(values=out, hits=sorted({n: sum(f"'jit_{n}'" in m for m in hits) for n in out}.items()))))
 """
 
 
-@pytest.mark.slow  # two processes, each compiling or loading four programs (about a minute on 2 cores)
+@pytest.mark.slow  # two processes, each compiling or loading five programs (about a minute on 2 cores)
 def test_second_process_loads_the_programs(tmp_path):
-    """A first process compiles the programs of the impact maps and the compliant phase called from Python and
-    stores them; a second finds each of them (a cache hit) and returns the same values."""
+    """A first process compiles the programs of the impact maps, the compliant phase and a stride called from
+    Python and stores them; a second finds each of them (a cache hit) and returns the same values."""
     folder = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if not k.startswith((
         "JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "JAX_ENABLE_COMPILATION_CACHE"))}

@@ -1,5 +1,6 @@
 """The stride (Poincaré) map of a passive walker: single support until heel strike, impact, leg swap."""
 
+import functools
 import math
 
 import diffrax
@@ -8,6 +9,7 @@ import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 
+from .._check import program, result_check
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
 from .._hybrid import EVENT_SHIFT, AbstractHybridSystem, HybridResults, solve_hybrid
 from .._impact.constrained import ImpactResults
@@ -197,6 +199,25 @@ def _checked_walker(walker: AbstractWalker, x):
                          "them).")
 
 
+def _section(walker: AbstractWalker, x) -> Float[Array, " k"]:
+    """`x` as a float array, after checking `walker`'s type and `x`'s shape."""
+    if not isinstance(walker, AbstractWalker):
+        raise TypeError(f"`walker` must be an AbstractWalker (CompassGait, RimlessWheel), got {type(walker).__name__}.")
+    x = jnp.asarray(x, dtype=jnp.result_type(float))
+    if x.shape != (walker.section_size,):
+        raise ValueError(f"`x` must have shape ({walker.section_size},) = {walker.section_names}, got {x.shape}.")
+    return x
+
+
+def _arguments(walker, x, *, options: StanceTolerances = StanceTolerances(), throw: bool = True
+               ) -> tuple[tuple, dict]:
+    """The Python edge of :func:`stride`: `x` as an array, the walker's mass range checked in Python where it is
+    concrete (``ValueError``), before the program."""
+    x = _checked_walker(walker, _section(walker, x))
+    return (walker, x), dict(options=options, throw=throw)
+
+
+@functools.partial(program, normalise=_arguments)
 @full_precision
 def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTolerances = StanceTolerances(),
            throw: bool = True) -> Stride:
@@ -234,12 +255,7 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     print(step.x, step.step_time, step.step_length)              # [-0.2031 0.2022 0.0165] 3.843 0.4034
     ```
     """
-    if not isinstance(walker, AbstractWalker):
-        raise TypeError(f"`walker` must be an AbstractWalker (CompassGait, RimlessWheel), got {type(walker).__name__}.")
-    x = jnp.asarray(x, dtype=jnp.result_type(float))
-    if x.shape != (walker.section_size,):
-        raise ValueError(f"`x` must have shape ({walker.section_size},) = {walker.section_names}, got {x.shape}.")
-    x = _checked_walker(walker, x)
+    x = _checked_walker(walker, _section(walker, x))
     tau = walker.time_scale
     theta0, theta_dot0 = walker.from_section(x)
     s1, y1, event, failed = _integrate(StanceSystem(walker), jnp.concatenate([theta0, tau * theta_dot0]), options)
@@ -268,4 +284,4 @@ def stride(walker: AbstractWalker, x: Float[Array, " k"], *, options: StanceTole
     out = Stride(x=walker.to_section(new_theta, new_rate), step_time=step_time, step_length=length,
                  speed=length / step_time, energy_loss=strike.energy_loss, lifted_off=strike.lifted_off,
                  trailing_velocity=strike.trailing_velocity, q_minus=q, qdot_minus=qdot, result=result)
-    return result.error_if(out, result != GaitResults.successful) if throw else out
+    return result_check(out, result, result != GaitResults.successful) if throw else out
