@@ -1,6 +1,6 @@
 """Run every benchmark, each in its own process (x64 is a global JAX flag), and rewrite ``RESULTS.md``.
 
-    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite powered human_gait mesh]
+    python benchmarks/run.py [--quick] [--only impulsive compliant gradient gait latency suite powered human_gait mesh programs]
                              [--results PATH]
                              [--timeout S]
 
@@ -32,6 +32,7 @@ SCRIPTS = {  # name: list of extra argument lists, one process each
     "powered": [[]],
     "human_gait": [[]],
     "mesh": [[]],
+    "programs": [[]],
 }
 KEPT = "come from the earlier run of"  # the note on rows that a run with --only kept
 TITLES = {
@@ -50,6 +51,8 @@ TITLES = {
              "speeds (`human_gait.py`)",
     "mesh": "12. The gait optimiser at scale — Kelly's problem on 6 to 384 Hermite–Simpson segments against IPOPT on the "
             "same transcription, and a CPU batch by `vmap` and `lax.map` (`mesh.py`)",
+    "programs": "13. The programs of the main entry points — StableHLO lines and seconds tracing, lowering and "
+                "compiling, each first call in a fresh process without the cache (`programs.py`)",
     "human_gait_gpu": "11. The seven-link human's speed sweep on one GPU against IPOPT on a CPU (`human_gait_sweep.py`: the "
                       "sweep run apart on a GPU machine, IPOPT on this table's machine)",
 }
