@@ -1,14 +1,18 @@
-"""Benchmark 4 — latency a user waits for: the first compliant result after import, and ``difimpact
-reproduce`` with an empty persistent compilation cache and again with the cache the first run left.
+"""Benchmark 4 — latency a user waits for: the first result of each main entry point after import, each in a fresh
+process with an empty persistent compilation cache (cold) and again with the cache the first process left (warm);
+and ``difimpact reproduce`` cold and warm.
 
-    python benchmarks/latency.py [--quick] [--out rows.json]
+    python benchmarks/latency.py [--quick] [--part first|reproduce] [--out rows.json]
 
 Each measurement is a fresh process (``sys.executable``), timed in wall seconds and in the CPU seconds of that
-process (``RUSAGE_CHILDREN``); the cache lives in a temporary ``XDG_CACHE_HOME``. ``--quick`` runs
-``reproduce --quick``. Each process also records how long it spent tracing, lowering and compiling
-(:mod:`_compile_profile`): a profile row per measurement.
+process (``RUSAGE_CHILDREN``); each process switches the cache on as a user would (``di.use_compilation_cache()``),
+in its default folder under a temporary ``XDG_CACHE_HOME``, one per entry point. Baselines in the same run, also
+fresh processes: a plain diffrax event solve (the compliant phase's) and CasADi + IPOPT building and solving Kelly's
+problem (``_kelly_ipopt.py``). ``--quick`` runs ``reproduce --quick``. Each process also records how long it spent
+tracing, lowering and compiling (:mod:`_compile_profile`): a profile row per ``reproduce`` measurement.
 """
 
+import json
 import os
 import resource
 import subprocess
@@ -20,19 +24,51 @@ import _compile_profile
 from _common import machine, parse_args, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIRST_RESULT = """
-import time
+PRELUDE = """
+import json, time
 start = time.perf_counter()
 import _compile_profile
 import jax
 jax.config.update("jax_enable_x64", True)
 import difimpact as di
-imported = time.perf_counter() - start
+di.use_compilation_cache()
 walker = di.CrutchWalker()
 q, qdot = walker.pre_impact_state(0.2094395102393195, -0.2)
-law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
-sol = di.compliant_impact(walker, q, qdot, "Q", normal=law, friction=di.Coulomb(0.75))
-print(float(sol.normal_impulse[0]), time.perf_counter() - start, imported)
+"""
+# (key, the row's item before ", cold"/", warm", the code that sets `value`)
+FIRST = [
+    ("impact", "first `frictional_impact` result after import",
+     "value = float(di.frictional_impact(walker, q, qdot, 'Q', friction=di.Coulomb(0.75)).normal_impulse)"),
+    ("gradient", "first `jax.grad` of `frictional_impact` after import",
+     ("value = float(jax.grad(lambda mu: di.frictional_impact(walker, q, qdot, 'Q', "
+      "friction=di.Coulomb(mu)).normal_impulse)(0.75))")),
+    ("compliant", "first compliant result after import, Table-3 case",
+     ("law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)\n"
+      "value = float(di.compliant_impact(walker, q, qdot, 'Q', normal=law, friction=di.Coulomb(0.75))"
+      ".normal_impulse[0])")),
+    ("kelly", "first `kelly_gait()` after import", "value = float(di.kelly_gait().cost)"),
+]
+RUNS = {"cold": "cold (fresh process, no cache)", "warm": "warm (fresh process, the cache the cold one left)"}
+# The issue's goals for a first result, CPU seconds with the import
+GOALS = {("impact", "cold"): 4.0, ("impact", "warm"): 2.5, ("gradient", "cold"): 6.0, ("kelly", "warm"): 3.0}
+EVENT_SOLVE = """
+import time
+start = time.perf_counter()
+import diffrax, jax, jax.numpy as jnp, optimistix as optx
+jax.config.update("jax_enable_x64", True)
+k, c = 1e6, 1e3  # a unit mass landing on a Hunt-Crossley spring, until it leaves the ground (its height 0)
+f = lambda t, y, args: jnp.stack([y[1], jnp.where(y[0] < 0, -k * y[0] + c * y[0] * y[1], 0.0) - 9.81])
+event = diffrax.Event(lambda t, y, args, **kw: y[0], root_finder=optx.Newton(1e-10, 1e-10))
+sol = diffrax.diffeqsolve(diffrax.ODETerm(f), diffrax.Tsit5(), 0.0, 1.0, 1e-5, jnp.array([-1e-12, -1.0]), event=event,
+                          stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-10))
+print(float(sol.ys[-1, 1]), time.perf_counter() - start)
+"""
+CASADI = """
+import time
+start = time.perf_counter()
+from _kelly_ipopt import kelly_problem
+sol = kelly_problem(method="hermite-simpson", segments=6).solve()
+print(float(sol["cost"]), time.perf_counter() - start)
 """
 REPRODUCE = "import sys, _compile_profile; from difimpact._cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -51,48 +87,93 @@ def timed(cmd, env, profile) -> tuple[float, float, str, dict]:
     return wall, cpu, done.stdout, _compile_profile.collect(profile)[0]
 
 
+def _row(rows, item, wall, cpu, goal, limit, note):
+    """A latency row: wall and CPU seconds, judged on the CPU seconds against `limit` (None: no goal)."""
+    rows.append(dict(table="latency", item=item, value=wall, cpu_value=cpu, unit="s", goal=goal,
+                     ratio=None if limit is None else wall / limit, met=None if limit is None else bool(cpu <= limit),
+                     note=note))
+
+
+def _profile(rows, what, wall, stages):
+    """A profile row: where the `wall` seconds of a process went (tracing, lowering, compiling)."""
+    spent = sum(stages.values())
+    rows.append(dict(table="latency", item=f"profile: {what}", value=spent, unit="s",
+                     note=f"{_compile_profile.summary(stages)}; the rest of the {wall:.1f} s (running, Python, files) "
+                          f"{wall - spent:.1f} s"))
+
+
+def first_results(env, tmp, rows):
+    """Rows of the first result of each entry point, cold and warm, where its time goes, and of the baselines
+    (fresh processes)."""
+    seconds = {}
+    for key, item, code in FIRST:
+        cache = os.path.join(tmp, f"first-{key}")
+        script = PRELUDE + code + "\nprint(json.dumps([value, time.perf_counter() - start]))"
+        for run in ("cold", "warm"):
+            wall, cpu, out, stages = timed([sys.executable, "-c", script], dict(env, XDG_CACHE_HOME=cache),
+                                           os.path.join(tmp, f"p-{key}-{run}"))
+            value, inside = json.loads(out.splitlines()[-1])
+            seconds[key, run] = cpu
+            stored, size = _stored(os.path.join(cache, "difimpact", "jax"))
+            limit = GOALS.get((key, run))
+            _row(rows, f"{item}, {RUNS[run]}", wall, cpu, None if limit is None else f"≤ {limit:g} s", limit,
+                f"value {value:.6g}; {inside:.1f} s from the first import to the result inside the process; the "
+                f"cache then holds {stored} programs, {size / 2**20:.1f} MiB")
+            _profile(rows, f"{item}, {run}, where its time goes (seconds of the process, wall; XLA compile includes "
+                    "reads of the cache)", inside, stages)
+    for item, script, compare in (("a plain diffrax event solve (Tsit5, PID, one event), cold", EVENT_SOLVE,
+                                   "compliant"),
+                                  ("CasADi + IPOPT building and solving Kelly's problem (6 segments)", CASADI,
+                                   "kelly")):
+        wall, cpu, out, _ = timed([sys.executable, "-c", script], env, os.path.join(tmp, f"p-{compare}"))
+        ratios = ", ".join(f"{run} {seconds[compare, run] / cpu:.1f}×" for run in ("cold", "warm"))
+        _row(rows, f"baseline: {item}", wall, cpu, None, None,
+             f"the first {compare} result takes {ratios} its CPU seconds")
+        seconds[compare, "baseline"] = cpu
+    for run, limit in (("cold", 3.0), ("warm", 1.5)):  # the issue's goals for the compliant phase
+        ratio = seconds["compliant", run] / seconds["compliant", "baseline"]
+        rows.append(dict(table="latency", item=f"first compliant result / a plain diffrax event solve (CPU), {run}",
+                         value=ratio, cpu_value=ratio, unit="×", goal=f"≤ {limit:g}×", ratio=ratio / limit,
+                         met=bool(ratio <= limit), note="each in a fresh process, the import included"))
+
+
+def _stored(folder) -> tuple[int, int]:
+    """The number and bytes of the programs in the cache folder `folder` (its version subfolders included)."""
+    files = [os.path.join(d, f) for d, _, names in os.walk(folder) for f in names if f.endswith("-cache")]
+    return len(files), sum(os.path.getsize(f) for f in files)
+
+
+def reproduce(env, tmp, args, rows):
+    """Rows of ``difimpact reproduce`` cold and warm (fresh processes, one cache folder)."""
+    quick = ["--quick"] if args.quick else []
+    runs = {}
+    for name in ("cold", "warm"):
+        cmd = [sys.executable, "-c", REPRODUCE, "reproduce", *quick, "--quiet", "--out", os.path.join(tmp, name)]
+        runs[name] = timed(cmd, env, os.path.join(tmp, f"profile-{name}"))
+    stored, size = _stored(os.path.join(tmp, "cache", "difimpact", "jax"))
+    what = f"`difimpact reproduce{' --quick' if args.quick else ''}`"
+    _row(rows, f"{what}, cold (empty compilation cache)", *runs["cold"][:2], "≤ 90 s", 90.0,
+        f"stores {stored} programs, {size / 2**20:.1f} MiB")
+    _row(rows, f"{what}, second run (the cache the first left)", *runs["warm"][:2], "≤ 45 s", 45.0,
+        f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run")
+    for name, (wall, _, _, stages) in runs.items():
+        _profile(rows, f"{what}, {name}, where its time goes (seconds of the process, wall; XLA compile includes reads "
+                "of the cache)", wall, stages)
+
+
 def main():
-    args = parse_args(__doc__)
+    args = parse_args(__doc__, part=("first", "reproduce"))
     rows = []
-
-    def row(item, wall, cpu, goal, limit, note):
-        rows.append(dict(table="latency", item=item, value=wall, cpu_value=cpu, unit="s", goal=goal,
-                         ratio=wall / limit, met=bool(cpu <= limit), note=note))
-
-    def profile(what, wall, stages, imported=None):
-        spent = sum(stages.values()) + (imported or 0.0)
-        rows.append(dict(table="latency", item=f"profile: {what}", value=sum(stages.values()), unit="s",
-                         note=f"{_compile_profile.summary(stages)}; "
-                              + ("" if imported is None else f"importing JAX and difimpact {imported:.1f} s; ")
-                              + f"the rest of the {wall:.1f} s (running, Python, files) {wall - spent:.1f} s"))
-
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if k not in ("JAX_COMPILATION_CACHE_DIR",
-                                                                 "DIFIMPACT_NO_COMPILE_CACHE")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith((
+            "JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "JAX_ENABLE_COMPILATION_CACHE"))
+            and k != "DIFIMPACT_NO_COMPILE_CACHE"}
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         env["PYTHONPATH"] = os.pathsep.join([HERE] + [p for p in [env.get("PYTHONPATH")] if p])
-        wall, cpu, out, stages = timed([sys.executable, "-c", FIRST_RESULT], env, os.path.join(tmp, "first"))
-        p_n, inside, imported = (float(x) for x in out.split())
-        row("first compliant result after import, Table-3 case, cold (fresh process, no cache)", wall, cpu, "≤ 6 s",
-            6.0, f"P_n = {p_n:.4f} N s; {inside:.1f} s from the first import to the result inside the process")
-        profile("first compliant result, where its time goes (seconds of the process, wall)", inside, stages,
-                imported)
-        quick = ["--quick"] if args.quick else []
-        runs = {}
-        for name in ("cold", "warm"):
-            cmd = [sys.executable, "-c", REPRODUCE, "reproduce", *quick, "--quiet", "--out", os.path.join(tmp, name)]
-            runs[name] = timed(cmd, env, os.path.join(tmp, f"profile-{name}"))
-        folder = os.path.join(tmp, "cache", "difimpact", "jax")
-        stored = [f for f in os.listdir(folder) if f.endswith("-cache")]
-        size = sum(os.path.getsize(os.path.join(folder, f)) for f in stored)
-        what = f"`difimpact reproduce{' --quick' if args.quick else ''}`"
-        row(f"{what}, cold (empty compilation cache)", *runs["cold"][:2], "≤ 90 s", 90.0,
-            f"stores {len(stored)} programs, {size / 2**20:.1f} MiB")
-        row(f"{what}, second run (the cache the first left)", *runs["warm"][:2], "≤ 45 s", 45.0,
-            f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run")
-        for name, (wall, _, _, stages) in runs.items():
-            profile(f"{what}, {name}, where its time goes (seconds of the process, wall; XLA compile includes reads "
-                    "of the cache)", wall, stages)
+        if args.part in (None, "first"):
+            first_results(env, tmp, rows)
+        if args.part in (None, "reproduce"):
+            reproduce(env, tmp, args, rows)
     write(args, [dict(table="machine", **machine())] + rows)
 
 
