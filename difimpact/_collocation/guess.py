@@ -40,11 +40,11 @@ def retime(gait, problem: MultiPhaseProblem, durations=None) -> np.ndarray:
     return Z.reshape(-1)
 
 
-def start(problem: MultiPhaseProblem, guess) -> np.ndarray:
+def start(problem: MultiPhaseProblem, guess):
     """`guess` as a start vector for `problem`: a flat vector as given; a solved gait of the same layout and mesh
     its optimum, of the same layout on another mesh resampled, of another layout retimed (:func:`retime`)."""
     if not _solved(guess):
-        return np.asarray(as_float("guess", guess), float)
+        return as_float("guess", guess)  # traced where the caller's jit traces it
     old = guess.problem
     if old.gait == problem.gait and old.layout == problem.layout:
         x = np.asarray(guess.solution.x)
