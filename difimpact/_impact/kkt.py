@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, row_basis, solve_lu
-from .._results import RESULTS, deprecated_items
+from .._results import RESULTS
 from .scaled import Scaling, inverse_columns
 
 # Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
@@ -46,8 +46,6 @@ class ImpactResults(RESULTS):  # pyright: ignore
         "velocities: the impact outcome is not unique."
     )
 
-
-deprecated_items(ImpactResults, non_finite="nonfinite")
 
 # The reason given when an impact raises on `nonfinite`.
 NONFINITE = ("The impact gave non-finite velocities, impulses or energies from finite input: an overflow "
@@ -162,6 +160,24 @@ def _massless_limit(P0, unit_masses, P_a, G):
     return P_a - E @ (P_a - eye), G - E @ G, pivot > _RANK_RTOL
 
 
+@jax.custom_jvp
+def turning_projector(X: Float[Array, "k n"], P: MassMatrix) -> MassMatrix:
+    """`P`, the projector onto ``null(X)`` (from stopped values: :func:`diagnose`, :func:`_unseen`), with the
+    derivative of that null space as ``X`` moves at constant rank (bodies without mass stay so as ``q`` moves):
+    ``dP = −X⁺ dX P − P dXᵀ X⁺ᵀ``, ``X⁺ = (XᵀX + P)⁻¹ Xᵀ``. Zero where ``P = 0``."""
+    return P
+
+
+@turning_projector.defjvp
+def _turning_projector_jvp(primals, tangents):
+    X, P = primals
+    dX, _ = tangents
+    pinv, _ = solve_lu(X.T @ X + P, X.T)
+    pinv = jnp.where((jnp.trace(P) > 0.5) & jnp.isfinite(pinv), pinv, 0.0)  # a constant of the tangents
+    T = pinv @ dX @ P
+    return P, -(T + T.T)
+
+
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
 def _no_derivative_where(x, bad, message):
     """``x``, whose derivative raises ``message`` where ``bad`` (its value does not)."""
@@ -192,10 +208,12 @@ def _unseen(M_H, A, M_L):
 
 def _scaling(M_H, M_L, A, P_N, P_U, dropped, unit_masses, redundant) -> Scaling:
     """The :class:`~difimpact._impact.scaled.Scaling` of the rows (module docstring of ``scaled``)."""
-    M_H, M_L, A, unit_masses = jax.lax.stop_gradient((M_H, M_L, A, unit_masses))
+    M_H, M_L, A = jax.lax.stop_gradient((M_H, M_L, A))
     positive = lambda x: jnp.where(x > 0, x, 1.0)
     n, m = A.shape[1], A.shape[0]
-    B = jnp.eye(n, dtype=M_H.dtype) if unit_masses is None else unit_masses / positive(jnp.max(jnp.abs(unit_masses)))
+    # B keeps its derivative in q (the rows P_U B Δq̇ = 0 turn with it); its scale does not (those rows are = 0)
+    B = jnp.eye(n, dtype=M_H.dtype) if unit_masses is None else (
+        unit_masses / jax.lax.stop_gradient(positive(jnp.max(jnp.abs(unit_masses)))))
     # A redundant set is flagged; its rows are dropped so that the values stay finite.
     dropped = jnp.where(redundant, jnp.ones(m, M_H.dtype), dropped)
     A_norms = jnp.where(dropped > 0, 1.0, jnp.sqrt(jnp.sum(A * A, axis=1)))
@@ -240,7 +258,9 @@ def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plu
     result = ImpactResults.where(redundant, ImpactResults.redundant_constraints, ImpactResults.successful)
     failed = singular if keep else (singular | undetermined)
     result = ImpactResults.where(~redundant & failed, ImpactResults.undetermined, result)
-    held = P_U if keep is True else None
+    # the held components turn with q: U's derivative (at constant rank) in the reported velocities
+    X = jnp.concatenate([M_H / sc.sigma, A / sc.r[:, None], M_L / sc.s])
+    held = turning_projector(X, P_U) if keep is True else None
     return _solution(M, A, G, W, held, qdot_minus, b_plus, result)
 
 

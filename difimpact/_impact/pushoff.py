@@ -21,7 +21,7 @@ from .._validation import _is_number, as_float, check, flag, instance, names, po
 from .constrained import _keep
 from .ground import _unit_masses, impact
 from .ground_options import traced_values
-from .kkt import NONFINITE, ImpactResults, ImpactSolution, _massless_limit, diagnose
+from .kkt import NONFINITE, ImpactResults, ImpactSolution, _massless_limit, diagnose, turning_projector
 
 
 class PushoffResults(ImpactResults):  # pyright: ignore
@@ -102,6 +102,7 @@ def _pushoff_velocity(M: MassMatrix, g: Velocity, unit_masses: MassMatrix
     """
     n = M.shape[0]
     _, P0 = diagnose(M, jnp.zeros((0, n), M.dtype))
+    P0 = turning_projector(M, P0)  # exact derivatives in q at massless bodies (the limit turns with null(M))
     x, _ = solve_lu(M + P0, g[:, None])
     _, dq, determined = _massless_limit(P0, unit_masses, jnp.eye(n, dtype=M.dtype), x)
     rtol = jnp.sqrt(jnp.finfo(M.dtype).eps)

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Float, MassMatrix
-from .._linalg import full_precision, lu_factor, lu_substitute, relative_pivot
+from .._linalg import full_precision, lu_factor, lu_substitute, relative_pivot, solve_lu
 
 
 class Scaling(NamedTuple):
@@ -87,11 +87,26 @@ def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc
     return *_unscaled(X, n, sc), relative_pivot(K_hat, factors)
 
 
+def _unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dB, G, sc: Scaling):
+    r"""The rows along ``U`` of the derivative's right-hand side: ``P_U B G = 0`` holds for every ``q`` while
+    ``U = null(X)``, ``X = [M_H/σ; A/r; M_L/s]``, and ``B`` turn with it, so ``P_U B dG = −P_U (dP_U B + dB) G``.
+    With ``dP_U = −X⁺ dX P_U − P_U dXᵀ X⁺ᵀ`` (constant rank) and ``P_U X⁺ = 0``, that is
+    ``P_U (dXᵀ X w − dB G)``, ``w = (XᵀX + P_U)⁻¹ B G`` (``X⁺ᵀ v = X (XᵀX)⁺ v`` for ``v = B G ⊥ U``). Zero where
+    ``U = {0}`` (no body without mass, or `B` not given: the rows are then those of ``K``)."""
+    X = jnp.concatenate([M_H / sc.sigma, A / sc.r[:, None], M_L / sc.s])
+    dX = jnp.concatenate([dM_H / sc.sigma, dA / sc.r[:, None], dM_L / sc.s])
+    w, _ = solve_lu(X.T @ X + sc.P_U, sc.B @ G)
+    w = jnp.where((jnp.trace(sc.P_U) > 0.5) & jnp.isfinite(w), w, 0.0)  # a constant of the tangents
+    return sc.P_U @ (dX.T @ (X @ w) - dB @ G)
+
+
 @inverse_columns.defjvp
 def _inverse_columns_jvp(primals, tangents):
-    """``K [dG; dW] = −dK [G; W]`` with ``dK = [dM −dAᵀ; dA 0]``, ``dM = dM_H + dM_L`` (the scaling is held)."""
+    """``K [dG; dW] = −dK [G; W]`` with ``dK = [dM −dAᵀ; dA 0]``, ``dM = dM_H + dM_L`` (the scaling is held), and
+    along ``U`` (bodies without mass, held by ``P_U B G = 0``) the turn of ``U`` and ``B`` with ``q``
+    (:func:`_unseen_rows`): the derivative of the limit of vanishing masses, exact in ``q`` too."""
     M_H, M_L, A, sc = primals
-    dM_H, dM_L, dA, _ = tangents
+    dM_H, dM_L, dA, dsc = tangents
     n = M_H.shape[0]
     with jax.default_matmul_precision("highest"):
         K_hat = _matrix(M_H, M_L, A, sc)
@@ -100,7 +115,8 @@ def _inverse_columns_jvp(primals, tangents):
         X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
         G, W = _unscaled(X, n, sc)
         f = dA.T @ W - (dM_H + dM_L) @ G
-        dX = _solve(factors, K_hat, _scaled_rhs(f, -(dA @ G), sc))
+        rhs = _scaled_rhs(f, -(dA @ G), sc).at[:n].add(_unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dsc.B, G, sc))
+        dX = _solve(factors, K_hat, rhs)
         dG, dW = _unscaled(dX, n, sc)
     pivot = relative_pivot(K_hat, factors)
     return (G, W, pivot), (dG, dW, jnp.zeros_like(pivot))
