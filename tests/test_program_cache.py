@@ -59,8 +59,8 @@ LIBRARY_CALLBACK = pytest.mark.xfail(strict=True, reason=(
     "primitive, out of difimpact's reach"))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[LIBRARY_CALLBACK] if n == "periodic_gait" else [])
-                                  for n in ENTRY_POINTS])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[LIBRARY_CALLBACK, pytest.mark.slow] if n == "periodic_gait"
+                                               else []) for n in ENTRY_POINTS])
 def test_top_level_program_holds_no_host_callback(name):
     """The program of a call from Python, lowered (not compiled): no host callback in it."""
     entry, args, kwargs = ENTRY_POINTS[name]()
@@ -136,6 +136,7 @@ di.use_compilation_cache(sys.argv[1])
 walker = di.CrutchWalker()
 q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
 law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
+kuo = di.SimplestWalker(0.0)
 out = dict(
     impact=float(di.impact(walker, q, qdot, stick=("Q",)).qdot_plus[2]),
     frictional_impact=float(di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(0.75)).normal_impulse),
@@ -144,16 +145,18 @@ out = dict(
     compliant_impact=float(di.compliant_impact(walker, q, qdot, "Q", normal=law,
                                                friction=di.Coulomb(0.75)).duration),
     stride=float(di.stride(di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])).step_time),
+    pushoff_impact=float(di.pushoff_impact(kuo, kuo.stance_configuration(jnp.array([0.3, 0.6])),
+                                           jnp.array([0.0, 0.0, 0.5, 0.0]), 0.01, massless="keep").qdot_plus[2]),
 )
 hits = [m for m in messages if "cache hit for 'jit_" in m]
 print(json.dumps(dict(values=out, hits=sorted({n: sum(f"'jit_{n}'" in m for m in hits) for n in out}.items()))))
 """
 
 
-@pytest.mark.slow  # two processes, each compiling or loading five programs (about a minute on 2 cores)
+@pytest.mark.slow  # two processes, each compiling or loading six programs (about a minute on 2 cores)
 def test_second_process_loads_the_programs(tmp_path):
-    """A first process compiles the programs of the impact maps, the compliant phase and a stride called from
-    Python and stores them; a second finds each of them (a cache hit) and returns the same values."""
+    """A first process compiles the programs of the impact maps (push-off included), the compliant phase and a
+    stride called from Python and stores them; a second finds each of them (a cache hit) and returns the same values."""
     folder = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if not k.startswith((
         "JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "JAX_ENABLE_COMPILATION_CACHE"))}
