@@ -1,7 +1,30 @@
-"""difimpact: differentiable impacts in planar biomechanical multibody systems."""
+"""difimpact: differentiable impacts in planar biomechanical multibody systems.
+
+The public names, by concept (docs/api/index.md lists them with their count): models; impact maps; contact laws;
+the compliant phase; gaits; powered gaits; multi-phase gaits; optimisation; importers; results. The papers that
+the library reproduces, and their constants, are the subpackage :mod:`difimpact.papers`.
+"""
 
 import importlib.metadata
+import warnings
 
+# Models: the built-in models, planar trees for your own, anthropometry (the tables that `scale_segments` and
+# the seven-link human take, also under `difimpact.papers`), drawing.
+from ._models import (
+    AbstractPlanarModel as AbstractPlanarModel,
+    AbstractSteppingModel as AbstractSteppingModel,
+    AbstractWalker as AbstractWalker,
+    BipedWithTorso as BipedWithTorso,
+    CompassGait as CompassGait,
+    CrutchWalker as CrutchWalker,
+    FiveLinkBiped as FiveLinkBiped,
+    HeelStrikePosture as HeelStrikePosture,
+    RimlessWheel as RimlessWheel,
+    SevenLinkHuman as SevenLinkHuman,
+    SimplestWalker as SimplestWalker,
+    TreeModel as TreeModel,
+)
+from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
 from ._anthropometry import (
     AnthropometricTable as AnthropometricTable,
     DUMAS_2007_FEMALE as DUMAS_2007_FEMALE,
@@ -11,12 +34,19 @@ from ._anthropometry import (
     SegmentRow as SegmentRow,
     WINTER_2009 as WINTER_2009,
 )
-from ._compliant import (
-    compliant_impact as compliant_impact,
-    CompliantResults as CompliantResults,
-    CompliantSolution as CompliantSolution,
-    History as History,
+from ._draw import draw_model as draw_model
+
+# Impact maps: impulsive impacts, with friction, with push-off.
+from ._impact.ground import impact as impact, loss_per_distance as loss_per_distance
+from ._impact.constrained import constrained_impact as constrained_impact
+from ._impact.frictional_ground import frictional_impact as frictional_impact
+from ._impact.frictional import (
+    frictional_impact_map as frictional_impact_map,
+    impulse_space_path as impulse_space_path,
 )
+from ._impact.pushoff import pushoff_impact as pushoff_impact
+
+# Contact laws: a contact's point and its normal and friction laws, and the materials' helpers.
 from ._contact import (
     AbstractElasticStickLaw as AbstractElasticStickLaw,
     AbstractExactStickLaw as AbstractExactStickLaw,
@@ -35,81 +65,49 @@ from ._contact import (
     RegularisedCoulomb as RegularisedCoulomb,
     TangentialSpring as TangentialSpring,
 )
+
+# The compliant phase: finite-time contact, on the hybrid-phase engine.
+from ._compliant import compliant_impact as compliant_impact
+from ._hybrid import AbstractHybridSystem as AbstractHybridSystem, solve_hybrid as solve_hybrid
+
+# Gaits: passive walking — strides, heel strikes, periodic gaits, their stability and their branches.
 from ._gait import (
     AbstractHeelStrike as AbstractHeelStrike,
-    BranchPoint as BranchPoint,
     continue_gait as continue_gait,
     eigenvalues as eigenvalues,
     floquet_multipliers as floquet_multipliers,
-    GaitBranch as GaitBranch,
-    GaitResults as GaitResults,
     heel_strike as heel_strike,
     heel_strike_law as heel_strike_law,
-    HeelStrike as HeelStrike,
     ImpulsiveHeelStrike as ImpulsiveHeelStrike,
     MasslessLegsHeelStrike as MasslessLegsHeelStrike,
     periodic_gait as periodic_gait,
-    PeriodicGait as PeriodicGait,
     spectral_radius as spectral_radius,
     StanceTolerances as StanceTolerances,
-    Stride as Stride,
     stride as stride,
     stride_jacobian as stride_jacobian,
     stride_power as stride_power,
 )
-from ._impact.constrained import (
-    constrained_impact as constrained_impact,
-    ImpactResults as ImpactResults,
-    ImpactSolution as ImpactSolution,
+
+# Powered gaits: optimal and tracked gaits of actuated bipeds.
+from ._powered import (
+    biped_torso_walker as biped_torso_walker,
+    five_link_walker as five_link_walker,
+    GaitProblem as GaitProblem,
+    kelly_gait as kelly_gait,
+    optimal_gait as optimal_gait,
+    PoweredBiped as PoweredBiped,
+    tracking_floquet as tracking_floquet,
+    tracking_stride as tracking_stride,
+    TrackingOptions as TrackingOptions,
+    work_balance as work_balance,
 )
-from ._impact.ground import impact as impact, loss_per_distance as loss_per_distance
-from ._impact.pushoff import (
-    pushoff_impact as pushoff_impact,
-    PushoffResults as PushoffResults,
-    PushoffSolution as PushoffSolution,
-)
-from ._impact.frictional import (
-    FrictionalImpactResults as FrictionalImpactResults,
-    FrictionalImpactSolution as FrictionalImpactSolution,
-    FrictionalRegime as FrictionalRegime,
-    ImpulsePath as ImpulsePath,
-    frictional_impact_map as frictional_impact_map,
-    impulse_space_path as impulse_space_path,
-)
-from ._impact.frictional_ground import frictional_impact as frictional_impact
-from ._io import (
-    from_mjcf as from_mjcf,
-    from_osim as from_osim,
-    from_urdf as from_urdf,
-    to_mjcf as to_mjcf,
-    to_urdf as to_urdf,
-)
-from ._models import (
-    AbstractPlanarModel as AbstractPlanarModel,
-    AbstractSteppingModel as AbstractSteppingModel,
-    AbstractWalker as AbstractWalker,
-    BipedWithTorso as BipedWithTorso,
-    CompassGait as CompassGait,
-    CrutchWalker as CrutchWalker,
-    FiveLinkBiped as FiveLinkBiped,
-    HeelStrikePosture as HeelStrikePosture,
-    RimlessWheel as RimlessWheel,
-    SevenLinkHuman as SevenLinkHuman,
-    SimplestWalker as SimplestWalker,
-    TreeModel as TreeModel,
-)
-from ._hybrid import (
-    AbstractHybridSystem as AbstractHybridSystem,
-    HybridResults as HybridResults,
-    HybridSolution as HybridSolution,
-    solve_hybrid as solve_hybrid,
-)
+
+# Multi-phase gaits: a gait as contact phases (your own layout), and the seven-link human's.
 from ._collocation import (
     ContactGait as ContactGait,
     ContactPhase as ContactPhase,
     multiphase_gait as multiphase_gait,
     MultiPhaseProblem as MultiPhaseProblem,
-    PhasedGait as PhasedGait,
     retime as retime,
 )
 from ._human_gait import (
@@ -117,38 +115,11 @@ from ._human_gait import (
     HUMAN_STEP as HUMAN_STEP,
     human_gait as human_gait,
     human_tracking_gait as human_tracking_gait,
-    HumanGait as HumanGait,
     MeasuredGait as MeasuredGait,
     winter_normal as winter_normal,
 )
-from ._nlp import (
-    failures as failures,
-    NLPOptions as NLPOptions,
-    NLPResults as NLPResults,
-    NLPSolution as NLPSolution,
-    solve_nlp as solve_nlp,
-)
-from ._powered import (
-    biped_torso_walker as biped_torso_walker,
-    five_link_walker as five_link_walker,
-    GaitProblem as GaitProblem,
-    KELLY_GUESS as KELLY_GUESS,
-    kelly_gait as kelly_gait,
-    optimal_gait as optimal_gait,
-    OptimalGait as OptimalGait,
-    PoweredBiped as PoweredBiped,
-    tracking_floquet as tracking_floquet,
-    tracking_stride as tracking_stride,
-    TrackingGait as TrackingGait,
-    TrackingOptions as TrackingOptions,
-    TrackingStride as TrackingStride,
-    work_balance as work_balance,
-    WorkBalance as WorkBalance,
-)
-from ._autodiff import forward_mode_gradient as forward_mode_gradient
-from ._cache import use_compilation_cache as use_compilation_cache
-from ._draw import draw_model as draw_model
-from ._problem import GridSearch as GridSearch, Problem as Problem
+
+# Optimisation: objectives of an impact, sweeps, minimisation, nonlinear programs, worked problems.
 from ._objectives import (
     constrained_energy_index as constrained_energy_index,
     energy_index as energy_index,
@@ -159,12 +130,58 @@ from ._objectives import (
     sliding_margin as sliding_margin,
     sticking_margin as sticking_margin,
 )
-from ._results import RESULTS as RESULTS
-from ._optimise import minimise as minimise, OptimiseResult as OptimiseResult, OptimiseResults as OptimiseResults
 from ._sweep import grid as grid, sweep as sweep
-from ._tree import Body as Body, PlanarTree as PlanarTree, Point as Point
+from ._optimise import minimise as minimise
+from ._autodiff import forward_mode_gradient as forward_mode_gradient
+from ._problem import GridSearch as GridSearch, Problem as Problem
+from ._nlp import NLPOptions as NLPOptions, solve_nlp as solve_nlp
+from ._cache import use_compilation_cache as use_compilation_cache
 
-# The papers' worked optimisation problems, importable from here as before. Last: their modules use the names above.
+# Importers: models from MuJoCo (MJCF), URDF and OpenSim files, and back.
+from ._io import (
+    from_mjcf as from_mjcf,
+    from_osim as from_osim,
+    from_urdf as from_urdf,
+    to_mjcf as to_mjcf,
+    to_urdf as to_urdf,
+)
+
+# Results: what the entry points return — solutions, and the enumerations of their outcomes (`*Results`).
+from ._results import RESULTS as RESULTS
+from ._impact.constrained import ImpactResults as ImpactResults, ImpactSolution as ImpactSolution
+from ._impact.frictional import (
+    FrictionalImpactResults as FrictionalImpactResults,
+    FrictionalImpactSolution as FrictionalImpactSolution,
+    FrictionalRegime as FrictionalRegime,
+    ImpulsePath as ImpulsePath,
+)
+from ._impact.pushoff import PushoffResults as PushoffResults, PushoffSolution as PushoffSolution
+from ._compliant import (
+    CompliantResults as CompliantResults,
+    CompliantSolution as CompliantSolution,
+    History as History,
+)
+from ._hybrid import HybridResults as HybridResults, HybridSolution as HybridSolution
+from ._gait import (
+    BranchPoint as BranchPoint,
+    GaitBranch as GaitBranch,
+    GaitResults as GaitResults,
+    HeelStrike as HeelStrike,
+    PeriodicGait as PeriodicGait,
+    Stride as Stride,
+)
+from ._powered import (
+    OptimalGait as OptimalGait,
+    TrackingGait as TrackingGait,
+    TrackingStride as TrackingStride,
+    WorkBalance as WorkBalance,
+)
+from ._collocation import PhasedGait as PhasedGait
+from ._human_gait import HumanGait as HumanGait
+from ._nlp import failures as failures, NLPResults as NLPResults, NLPSolution as NLPSolution
+from ._optimise import OptimiseResults as OptimiseResults, OptimiseSolution as OptimiseSolution
+
+# The papers' worked optimisation problems (optimisation). Last: their modules use the names above.
 from .papers.font_kovecses_2008.optimisation import biped_torso as biped_torso
 from .papers.font_llagunes_2010.optimisation import compass_foot_radius as compass_foot_radius
 from .papers.font_llagunes_2012.optimisation import crutch_peak_force as crutch_peak_force
@@ -175,13 +192,18 @@ try:
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
     __version__ = "0.0.0"
 
+# Names kept until 0.3 with a `DeprecationWarning`: {old name: (its value's module, name there, what to use)}.
+_DEPRECATED = {
+    "OptimiseResult": ("._optimise", "OptimiseSolution", "`difimpact.OptimiseSolution`"),
+    "KELLY_GUESS": ("._powered.walkers", "KELLY_GUESS", "`difimpact.papers.KELLY_GUESS`"),
+}
+
 
 def __getattr__(name: str):
-    """Names kept for one release with a ``DeprecationWarning``: ``FRICTIONAL_REGIMES`` (use
-    :class:`FrictionalRegime`)."""
-    from ._impact import regime
-
-    try:
-        return regime.deprecated(name)
-    except AttributeError:
-        raise AttributeError(f"module 'difimpact' has no attribute {name!r}") from None
+    """The names of :data:`_DEPRECATED`, each with a ``DeprecationWarning`` naming its replacement."""
+    if name not in _DEPRECATED:
+        raise AttributeError(f"module 'difimpact' has no attribute {name!r}")
+    module, attribute, use = _DEPRECATED[name]
+    warnings.warn(f"`difimpact.{name}` is deprecated and will be removed in 0.3: use {use}.", DeprecationWarning,
+                  stacklevel=2)
+    return getattr(importlib.import_module(module, __name__), attribute)

@@ -11,8 +11,7 @@ geometry (the crutch angle ``q6`` that keeps the tip on the ground comes from an
 """
 
 from ._compliant import compliant_impact
-from ._contact import Contact, Coulomb
-from ._contact.naming import is_contacts, names_and_laws, warn_contact_form
+from ._contact import Coulomb
 from ._custom_types import Array, Config, Float, Scalar, Velocity
 from ._impact.frictional_ground import frictional_impact
 from ._impact.ground import impact
@@ -54,32 +53,20 @@ def post_impact_velocity(model: AbstractPlanarModel, q: Config, qdot_minus: Velo
     return model.point_jacobian(q, point) @ qdot_plus
 
 
-def _deprecated_contact(fn: str, point, friction):
-    """`point` and its friction law: a point name with `friction`, or (deprecated) a :class:`Contact`."""
-    if not isinstance(point, Contact):
-        return point, friction
-    if friction is not None:
-        raise TypeError(f"`{fn}`: pass a point name with `friction=`, or a Contact alone (deprecated), not both.")
-    warn_contact_form(fn, f'{fn}(model, q, qdot, "Q", friction=Coulomb(mu))')
-    return point.point, point.friction_law
-
-
 def sliding_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str, *,
-                   friction: Coulomb | None = None) -> Scalar:
+                   friction: Coulomb) -> Scalar:
     """``μ − μ_c``, with ``μ_c = |w_nt| / w_tt`` the critical friction of the impact at `point` (Font-Llagunes et
     al. 2012, eq. 8) and ``μ`` the coefficient of its :class:`~difimpact.Coulomb` law `friction` (as
     :func:`~difimpact.frictional_impact` names a contact). Positive: a stick, once reached, is kept (Table 2) —
     an impact from rest sticks, but one that starts sliding may still end sliding (crutch walker, ``q3 = 12°``,
     ``q̇5 = −0.2``: ``μ_c = 0.675``, yet it ends sliding for ``μ < 0.690``). Negative: the contact cannot stay
-    stuck. For "the impact ends stuck" use :func:`sticking_margin`. A :class:`~difimpact.Contact` in place of
-    `point` and `friction` is deprecated."""
-    point, friction = _deprecated_contact("sliding_margin", point, friction)
+    stuck. For "the impact ends stuck" use :func:`sticking_margin`."""
     hit = frictional_impact(model, q, qdot_minus, point, friction=friction)  # validates `friction`
     return friction.mu - hit.mu_c
 
 
 def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, point: str, *,
-                    friction: Coulomb | None = None) -> Scalar:
+                    friction: Coulomb) -> Scalar:
     r"""``μ − μ_stick``: non-negative exactly when the frictional impact at `point` with the
     :class:`~difimpact.Coulomb` law `friction` ends stuck (``v_t⁺ = 0``: regime ``stick`` or ``slide-stick`` of
     :func:`~difimpact.frictional_impact`).
@@ -90,9 +77,7 @@ def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
     cone, ``|P_t^*| ≤ μ P_n^*``; and the stick must be kept, ``μ ≥ μ_c`` (Font-Llagunes et al. 2012, eq. 8 and
     Table 2). Differentiable wherever ``|P_t^*|/P_n^* ≠ μ_c`` and ``P_t^* ≠ 0`` (a closed form in ``M``, the
     contact rows and ``q̇⁻``); ``−inf`` (zero gradient) when $P_n^* \le 0$: no friction ends that impact stuck.
-    A :class:`~difimpact.Contact` in place of `point` and `friction` is deprecated.
     """
-    point, friction = _deprecated_contact("sticking_margin", point, friction)
     hit = frictional_impact(model, q, qdot_minus, point, friction=friction)
     return friction.mu - hit.mu_stick
 
@@ -105,14 +90,7 @@ def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Veloci
     step and differentiated by the envelope theorem (:func:`~difimpact._compliant.peak.peak_force`).
 
     `points`, `normal`, `friction` and `compliant_options` are those of :func:`~difimpact.compliant_impact`
-    (contacts named by point, laws by keyword); a :class:`~difimpact.Contact` or a tuple of them in place of
-    `points` is deprecated.
+    (contacts named by point, laws by keyword).
     """
-    if is_contacts(points):
-        warn_contact_form("peak_contact_force", 'peak_contact_force(model, q, qdot, "Q", normal=…, friction=…)', 3)
-        if normal is not None or friction is not None:
-            raise TypeError("`peak_contact_force`: pass point names with `normal=`/`friction=`, or Contact objects "
-                            "alone (deprecated), not both.")
-        points, normal, friction = names_and_laws((points,) if isinstance(points, Contact) else points)
     return compliant_impact(model, q, qdot_minus, points, normal=normal, friction=friction,
                             **compliant_options).peak_normal_force[0]

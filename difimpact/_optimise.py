@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import optax
 
 from ._custom_types import Array, Float, Scalar
-from ._results import RESULTS, deprecated_items, error_if_failed
+from ._results import RESULTS, error_if_failed
 from ._validation import as_float, check, count, flag, positive, real
 
 
@@ -54,14 +54,12 @@ class OptimiseResults(RESULTS):  # pyright: ignore
                 "`params` holds the last finite iterate.")
 
 
-deprecated_items(OptimiseResults, non_finite_objective="nonfinite", non_finite_constraints="nonfinite",
-                 non_finite_gradient="nonfinite", non_finite_step="diverged")
 _NONFINITE = ("The objective `fn`, the `constraints` or their gradient returned NaN or inf at an iterate of "
               "`minimise` (`params` holds the last finite iterate): keep the parameters in the functions' "
               "domain (bounds, a projection) or rescale them.")
 
 
-class OptimiseResult(eqx.Module):
+class OptimiseSolution(eqx.Module):
     """Output of :func:`minimise`.
 
     - `params`: the optimum (same pytree as the start).
@@ -223,7 +221,7 @@ def minimise(
     penalty: float = 10.0,
     rounds: int = 1,
     throw: bool = True,
-) -> OptimiseResult:
+) -> OptimiseSolution:
     """Minimise ``fn(params)`` with optax, subject to ``bounds`` (projection) and ``constraints(params) ≤ 0``
     (augmented Lagrangian); see the module docstring.
 
@@ -244,7 +242,7 @@ def minimise(
     - `throw`: raise when something became NaN or inf (see the module docstring); otherwise report it in
       `result`.
 
-    **Returns:** an :class:`OptimiseResult`.
+    **Returns:** an :class:`OptimiseSolution`.
 
     **Example:**
 
@@ -276,7 +274,7 @@ def minimise(
     result = end.result
     params, value, g_end = _keep_if(result != OptimiseResults.successful, (end.params, f_hist[-1], g_hist[-1]),
                                     (end.good, end.value, end.constraints))
-    out = OptimiseResult(
+    out = OptimiseSolution(
         params=params, value=value, constraints=g_end, multipliers=end.multipliers, history_value=f_hist[:-1],
         history_constraints=g_hist[:-1], result=result,
     )

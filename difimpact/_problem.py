@@ -14,7 +14,7 @@ import numpy as np
 import optax
 
 from ._custom_types import Array, Float, Scalar
-from ._optimise import OptimiseResult, minimise
+from ._optimise import OptimiseSolution, minimise
 from ._validation import as_float, count, positive
 
 
@@ -48,7 +48,7 @@ class Problem(eqx.Module):
     names: tuple[str, ...] = eqx.field(static=True)
 
     def solve(self, start, *, learning_rate: float = 0.02, steps: int = 300, rounds: int = 4,
-              penalty: float = 100.0) -> OptimiseResult:
+              penalty: float = 100.0) -> OptimiseSolution:
         """:func:`~difimpact.minimise` from `start` with Adam, the learning rate decaying tenfold per
         round, projection on the bounds and the augmented Lagrangian for the constraints."""
         start = as_float("start", start, shape=self.lower.shape)
@@ -58,7 +58,7 @@ class Problem(eqx.Module):
                         rounds=rounds if self.constraints is not None else 1, bounds=(self.lower, self.upper),
                         constraints=self.constraints, penalty=penalty)
 
-    def solve_from(self, starts, **options) -> OptimiseResult:
+    def solve_from(self, starts, **options) -> OptimiseSolution:
         """:meth:`solve` from each row of `starts` ``(k, d)`` under ``vmap``, the results stacked; `options` as
         for :meth:`solve`. One compiled program serves problems that differ only in their array leaves."""
         starts = as_float("starts", starts)

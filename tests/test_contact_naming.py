@@ -1,10 +1,8 @@
 """One way to name a contact: by its point's name, with its laws by keyword, in the impulsive, frictional and
-compliant maps; the deprecated `Contact` arguments and ``mass_matrix=`` give the same results and warn at the
-caller on every call; the values of `blocked`, `restitution` and `blocked_active` are traced (a new value runs
+compliant maps (a `Contact` in their place and ``mass_matrix=``, deprecated in 0.1, are removed in 0.2.0); the values of `blocked`, `restitution` and `blocked_active` are traced (a new value runs
 the same compiled program)."""
 
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -29,37 +27,27 @@ def _same(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-def _deprecated(call):
-    """``call()`` and the deprecation warnings it gave (each checked to point at this file, the caller)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = call()
-    found = [w for w in caught if issubclass(w.category, DeprecationWarning)]
-    assert found, "no DeprecationWarning"
-    assert all(w.filename == __file__ for w in found), [(w.filename, str(w.message)) for w in found]
-    return out, found
-
-
 # -- frictional: a point name with friction= -----------------------------------------------------------------------
 
-def test_frictional_impact_by_name_and_by_contact_agree():
+def test_frictional_impact_by_name_and_by_mapping_agree():
     coulomb = di.Coulomb(0.75)
     named = di.frictional_impact(WALKER, Q, QDOT, "Q", friction=coulomb)
     by_mapping = di.frictional_impact(WALKER, Q, QDOT, "Q", friction={"Q": coulomb})
-    old, found = _deprecated(lambda: di.frictional_impact(WALKER, Q, QDOT, di.Contact("Q", friction_law=coulomb)))
-    assert "frictional_impact(model, q, qdot_minus, 'Q', friction=Coulomb(mu))" in str(found[0].message)
-    old_keyword, _ = _deprecated(lambda: di.frictional_impact(WALKER, Q, QDOT, contact=di.Contact(
-        "Q", friction_law=coulomb)))
-    for other in (by_mapping, old, old_keyword):
-        _same(named, other)
+    _same(named, by_mapping)
     assert named.regime == di.FrictionalRegime.slide_stick
     np.testing.assert_allclose([named.normal_impulse, named.tangential_impulse], [14.155, -9.769], atol=1e-3)
 
 
-def test_a_deprecated_form_warns_on_every_call_not_only_when_compiled():
+def test_the_contact_forms_of_0_1_are_removed():
     contact = di.Contact("Q", friction_law=di.Coulomb(0.75))
-    for _ in range(2):  # the second call reuses the compiled program and still warns
-        _deprecated(lambda: di.frictional_impact(WALKER, Q, QDOT, contact))
+    with pytest.raises(TypeError, match="`point` must be a point name"):
+        di.frictional_impact(WALKER, Q, QDOT, contact, friction=contact.friction_law)
+    with pytest.raises(TypeError):
+        di.frictional_impact(WALKER, Q, QDOT, contact=contact)
+    with pytest.raises(TypeError):
+        di.sliding_margin(WALKER, Q, QDOT, contact)
+    with pytest.raises(TypeError):
+        di.compliant_impact(WALKER, Q, QDOT, (TIP,))
 
 
 def test_frictional_impact_checks_its_names():
@@ -69,22 +57,15 @@ def test_frictional_impact_checks_its_names():
         di.frictional_impact(WALKER, Q, QDOT, "Q", friction=di.RegularisedCoulomb(0.75, 1e-3))
     with pytest.raises(ValueError, match=r"`friction` names \['P'\], which are not contact points"):
         di.frictional_impact(WALKER, Q, QDOT, "Q", friction={"P": di.Coulomb(0.75)})
-    with pytest.raises(TypeError, match="not a `Contact` as well"):
-        di.frictional_impact(WALKER, Q, QDOT, di.Contact("Q", friction_law=di.Coulomb(0.5)),
-                             friction=di.Coulomb(0.75))
 
 
 def test_the_mass_matrix_is_M():
     M, A = WALKER.mass_matrix(Q), WALKER.contact_jacobian(Q, "Q")
     new = di.frictional_impact_map(M, A[0], A[1], QDOT, 0.75)
     keyword = di.frictional_impact_map(M=M, a_n=A[0], a_t=A[1], qdot_minus=QDOT, mu=0.75)
-    old, found = _deprecated(lambda: di.frictional_impact_map(mass_matrix=M, a_n=A[0], a_t=A[1], qdot_minus=QDOT,
-                                                              mu=0.75))
-    assert "use `M=…`" in str(found[0].message)
     _same(new, keyword)
-    _same(new, old)
-    with pytest.raises(TypeError, match="pass `M` only"):
-        di.frictional_impact_map(M=M, mass_matrix=M, a_n=A[0], a_t=A[1], qdot_minus=QDOT, mu=0.75)
+    with pytest.raises(TypeError, match="mass_matrix"):  # its name in 0.1
+        di.frictional_impact_map(mass_matrix=M, a_n=A[0], a_t=A[1], qdot_minus=QDOT, mu=0.75)
     with pytest.raises(ValueError, match="`M` must be symmetric"):
         di.frictional_impact_map(M.at[0, 1].add(1.0), A[0], A[1], QDOT, 0.75)
 
@@ -109,12 +90,11 @@ def test_laws_by_name():
 
 
 @pytest.mark.slow
-def test_compliant_impact_by_name_and_by_contact_agree():
+def test_compliant_impact_by_name_and_by_mapping_agree():
     options = {"rtol": 1e-6, "max_steps": 2048}
     named = di.compliant_impact(WALKER, Q, QDOT, "Q", normal=TIP.normal_law, friction=TIP.friction_law, **options)
-    old, found = _deprecated(lambda: di.compliant_impact(WALKER, Q, QDOT, (TIP,), **options))
-    assert "compliant_impact(model, q, qdot_minus, ('Q',)" in str(found[0].message)
-    _same(named, old)
+    _same(named, di.compliant_impact(WALKER, Q, QDOT, ("Q",), normal={"Q": TIP.normal_law},
+                                     friction={"Q": TIP.friction_law}, **options))
     np.testing.assert_allclose(named.normal_impulse, [14.41], atol=0.01)
     np.testing.assert_allclose(di.peak_contact_force(WALKER, Q, QDOT, "Q", normal=TIP.normal_law,
                                                     friction=TIP.friction_law, **options), named.peak_normal_force[0])

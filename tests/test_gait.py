@@ -234,7 +234,7 @@ di.heel_strike_law.register(RestitutionWheel, lambda walker: RestitutionLaw())
 
 def test_heel_strike_laws():
     """Each walker's heel strike is its type's law; the simplest walker's closed form is the limit of
-    :func:`impact` (its tree, massless legs kept); the deprecated method still answers, with a warning."""
+    :func:`impact` (its tree, massless legs kept); the walker's method of 0.1 is removed."""
     assert isinstance(di.heel_strike_law(di.CompassGait()), di.ImpulsiveHeelStrike)
     assert isinstance(di.heel_strike_law(di.SimplestWalker(0.0)), di.MasslessLegsHeelStrike)
     assert isinstance(di.heel_strike_law(RestitutionWheel(0.08)), RestitutionLaw)
@@ -243,9 +243,7 @@ def test_heel_strike_laws():
     hs = di.heel_strike(w, q, qdot)
     ref = di.impact(w, q, qdot, stick=("swing_foot",), massless="keep")
     assert abs(hs.energy_loss / ref.loss - 1) < 1e-13
-    with pytest.warns(DeprecationWarning, match="difimpact.heel_strike"):
-        old = w.heel_strike(q, qdot)
-    assert eqx.tree_equal(old, hs)
+    assert not hasattr(w, "heel_strike")
     with pytest.raises(TypeError, match="`walker`"):
         di.heel_strike_law(di.CrutchWalker())
 

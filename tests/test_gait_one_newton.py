@@ -4,8 +4,6 @@ the fixed point, equal to a fresh ``jax.jacfwd`` there, and on the compass gait'
 Espiau 1998) both paths find the same fixed points and multipliers, on the period-1 branch, at its period
 doubling and on the period-2 branch born there."""
 
-import warnings
-
 import jax
 import numpy as np
 import pytest
@@ -22,8 +20,8 @@ def _compass(slope):
 
 def test_the_gait_carries_its_stride_jacobian():
     """``floquet_multipliers(gait)`` takes the Jacobian the gait carries (no options, no walker): it equals
-    ``jax.jacfwd`` of the stride map at the fixed point with the gait's options, and the deprecated form with
-    the walker and options warns and agrees."""
+    ``jax.jacfwd`` of the stride map at the fixed point with the gait's options (the form of 0.1 with the walker
+    and options is removed)."""
     walker = _compass(np.radians(3.0))
     gait = di.periodic_gait(walker, X_3DEG)
     assert gait.result == di.GaitResults.successful and gait.options == di.StanceTolerances()
@@ -31,12 +29,8 @@ def test_the_gait_carries_its_stride_jacobian():
     np.testing.assert_allclose(gait.jacobian, fresh, rtol=0, atol=1e-8)
     mu = di.floquet_multipliers(gait)
     np.testing.assert_allclose(mu, multipliers(fresh), rtol=0, atol=1e-8)
-    with pytest.warns(DeprecationWarning, match="floquet_multipliers"):
-        old = di.floquet_multipliers(walker, gait, options=gait.options)
-    np.testing.assert_allclose(old, mu, rtol=0, atol=1e-8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        di.floquet_multipliers(gait)
+    with pytest.raises(TypeError):
+        di.floquet_multipliers(walker, gait, options=gait.options)
 
 
 @pytest.fixture(scope="module")

@@ -164,14 +164,12 @@ def test_peak_contact_force_gradient(rng):
     assert 3e3 < value < 1e4  # the range of seed 000's peak tip forces [N]
 
 
-def test_margins_with_a_contact_are_deprecated():
-    """The margins' deprecated form (a :class:`Contact` for the point and its law) warns and equals the named one."""
+def test_margins_name_the_point_and_its_law():
+    """The margins take a point's name and its :class:`Coulomb` law (a :class:`Contact`, 0.1's form, is removed)."""
     model = di.CrutchWalker()
     q, qdot = model.pre_impact_state(math.radians(12.0), -0.2)
-    contact = di.Contact("Q", friction_law=di.Coulomb(0.68))
     for fn in (di.sliding_margin, di.sticking_margin):
-        with pytest.warns(DeprecationWarning, match=fn.__name__):
-            old = fn(model, q, qdot, contact)
-        assert old == fn(model, q, qdot, "Q", friction=di.Coulomb(0.68))
-    with pytest.raises(TypeError, match="not both"):
-        di.sliding_margin(model, q, qdot, contact, friction=di.Coulomb(0.5))
+        with pytest.raises(TypeError):
+            fn(model, q, qdot, di.Contact("Q", friction_law=di.Coulomb(0.68)))
+        with pytest.raises(TypeError):
+            fn(model, q, qdot, "Q")  # the law is required

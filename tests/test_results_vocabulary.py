@@ -1,7 +1,8 @@
 """One way to fail (issue 36, item 1): every public entry point with a `throw` raises by default, every results
 enumeration extends `difimpact.RESULTS` and none defines a non-finite item of its own (optimistix's `nonfinite`
-serves all), the former names still work with a `DeprecationWarning`, the frictional regimes are an enumeration,
-and `continue_gait` returns its failures as a result."""
+serves all), the names of 0.1 are gone (0.2.0) and a solution's name never differs from an enumeration's by one
+letter (`OptimiseSolution`, its former name deprecated until 0.3), the frictional regimes are an enumeration, and
+`continue_gait` returns its failures as a result."""
 
 import inspect
 
@@ -23,8 +24,7 @@ def _public() -> dict:
 
 
 def _functions(obj):
-    """`obj` if it is a function, or the constructor, call and public methods of a class (enumerations aside:
-    their deprecated names warn when read)."""
+    """`obj` if it is a function, or the constructor, call and public methods of a class (enumerations aside)."""
     if not inspect.isclass(obj):
         return [obj] if callable(obj) else []
     if issubclass(obj, eqx.Enumeration):
@@ -72,20 +72,30 @@ def test_results_have_one_root_and_one_nonfinite_item():
         assert {n for n in cls._name_to_item if "finite" in n} <= inherited, cls.__name__
 
 
-@pytest.mark.parametrize("cls, old, new", [
-    (di.ImpactResults, "non_finite", "nonfinite"),
-    (di.FrictionalImpactResults, "non_finite", "nonfinite"),
-    (di.NLPResults, "nonfinite_values", "nonfinite"),
-    (di.OptimiseResults, "non_finite_objective", "nonfinite"),
-    (di.OptimiseResults, "non_finite_constraints", "nonfinite"),
-    (di.OptimiseResults, "non_finite_gradient", "nonfinite"),
-    (di.OptimiseResults, "non_finite_step", "diverged"),
+@pytest.mark.parametrize("cls, old", [
+    (di.ImpactResults, "non_finite"),
+    (di.FrictionalImpactResults, "non_finite"),
+    (di.NLPResults, "nonfinite_values"),
+    (di.OptimiseResults, "non_finite_objective"),
+    (di.OptimiseResults, "non_finite_constraints"),
+    (di.OptimiseResults, "non_finite_gradient"),
+    (di.OptimiseResults, "non_finite_step"),
 ])
-def test_former_item_names_still_work_and_warn(cls, old, new):
-    with pytest.warns(DeprecationWarning, match=f"`{cls.__name__}.{old}` is deprecated"):
-        item = getattr(cls, old)
-    assert item == getattr(cls, new)
-    assert isinstance(item, cls)
+def test_former_item_names_are_removed(cls, old):
+    """0.2.0 removed the items' names of 0.1 (the CHANGELOG gives each one's replacement)."""
+    assert not hasattr(cls, old)
+
+
+def test_no_solution_and_enumeration_one_letter_apart():
+    """A name ending in ``Result`` is never the singular of an enumeration ``…Results``: the solution of
+    :func:`minimise` is ``OptimiseSolution``; ``OptimiseResult`` names it until 0.3, with a warning at the
+    caller's line."""
+    names = set(_public())
+    assert {n for n in names if n + "s" in names} == set()
+    with pytest.warns(DeprecationWarning, match="OptimiseSolution") as record:
+        assert di.OptimiseResult is di.OptimiseSolution
+    assert record[0].filename == __file__
+    assert not hasattr(di, "FRICTIONAL_REGIMES")  # 0.1's regimes: `FrictionalRegime`
 
 
 def test_frictional_regimes_are_an_enumeration():
@@ -98,14 +108,9 @@ def test_frictional_regimes_are_an_enumeration():
     first = jax.tree.map(lambda x: x[0], hit)
     assert first.regime_name == "stick" and bool(first.regime == di.FrictionalRegime.stick)
     assert di.FrictionalRegime[first.regime] == "stick"
-    with pytest.warns(DeprecationWarning, match="FRICTIONAL_REGIMES") as record:
-        names = di.FRICTIONAL_REGIMES
-    assert record[0].filename == __file__  # the warning names the caller's line
-    assert names == tuple(di.FrictionalRegime[getattr(di.FrictionalRegime, n)] for n in REGIMES)
-    with pytest.warns(DeprecationWarning, match="regime_code") as record:
-        codes = hit.regime_code
-    assert record[0].filename == __file__
-    assert [names[c] for c in np.asarray(codes)] == ["stick", "slide", "slide-stick"]
+    assert [di.FrictionalRegime[getattr(di.FrictionalRegime, n)] for n in REGIMES] == [
+        "stick", "slide", "slide-reversal", "slide-stick", "slide-from-rest"]
+    assert not hasattr(hit, "regime_code")
 
 
 N, L, M, G = 8, 1.0, 1.0, 9.81  # McGeer's rimless wheel: it falls back below γ ≈ 0.068

@@ -174,6 +174,7 @@ KNOWN_PRIVATE = {
     "difimpact._human_gait: tracking",
     "difimpact._human_gait.replay: close",
     "difimpact._human_gait.replay: diffrax_integrate",
+    "difimpact._powered.walkers: KELLY_GUESS",  # kelly_gait's default start; its public name is the papers'
     "difimpact._validation: as_float",
     "difimpact._validation: instance",
     "difimpact._validation: positive",

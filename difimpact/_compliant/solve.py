@@ -16,13 +16,7 @@ from .._contact import (
     AbstractSmoothFrictionLaw,
     Contact,
 )
-from .._contact.naming import (
-    contacts_of,
-    is_contacts,
-    laws_by_name,
-    names_and_laws,
-    warn_contact_form,
-)
+from .._contact.naming import contacts_of, laws_by_name
 from .._custom_types import Array, Bool, Config, Float, Int, Scalar, Velocity
 from .._hybrid import HybridResults, HybridSolution, solve_hybrid
 from .._models import AbstractPlanarModel
@@ -93,28 +87,9 @@ class CompliantSolution(eqx.Module):
 
 def _arguments(*args, **kwargs) -> tuple[tuple, dict]:
     """The Python edge of :func:`compliant_impact`: the laws as mappings ``{point: law}`` (:func:`laws_by_name`: a
-    law for every point and a mapping share one compiled program), and deprecated :class:`~difimpact.Contact`
-    descriptions (the fourth argument, or ``contacts=``) as their point names and laws by point, with a
-    ``DeprecationWarning``."""
-    args = list(args)
-    if len(args) > 3 and is_contacts(args[3]):
-        contacts = args[3]
-    elif is_contacts(kwargs.get("contacts")):
-        contacts = kwargs.pop("contacts")
-    else:
-        points = args[3] if len(args) > 3 else kwargs.get("points")
-        return tuple(args), {**kwargs, **laws_by_name(points, kwargs.get("normal"), kwargs.get("friction"))}
-    if "normal" in kwargs or "friction" in kwargs:
-        raise TypeError("`compliant_impact`: pass the points' names with `normal` and `friction`, not `Contact`s "
-                        "as well.")
-    points, normal, friction = names_and_laws((contacts,) if isinstance(contacts, Contact) else tuple(contacts))
-    warn_contact_form("compliant_impact", f"compliant_impact(model, q, qdot_minus, {points!r}, "
-                      "normal=HuntCrossley(…), friction=Coulomb(mu))")
-    if len(args) > 3:
-        args[3] = points
-    else:
-        kwargs["points"] = points
-    return tuple(args), {**kwargs, "normal": normal, "friction": friction}
+    law for every point and a mapping share one compiled program)."""
+    points = args[3] if len(args) > 3 else kwargs.get("points")
+    return args, {**kwargs, **laws_by_name(points, kwargs.get("normal"), kwargs.get("friction"))}
 
 
 def _check_contacts(model: AbstractPlanarModel, points, normal, friction, end: str) -> tuple[Contact, ...]:
@@ -246,8 +221,6 @@ def compliant_impact(
     - `adjoint`: diffrax adjoint (``diffrax.ForwardMode()`` for ``jax.jacfwd``). `history`: also return the
       per-step :class:`History`.
     - `throw`: raise on failure (``max_steps``, no end, too many phases); otherwise see ``result``.
-
-    :class:`~difimpact.Contact` descriptions in place of `points` and the laws are deprecated (they warn).
 
     **Returns:** a :class:`CompliantSolution`.
 

@@ -5,59 +5,17 @@ Every contact map of difimpact names a contact by the name of the model point th
 :func:`~difimpact.compliant_impact`'s `points` — and takes what happens at it by keyword: one value for every
 point, or a mapping ``{point: value}`` (``restitution={"Q": 0.5}``, ``friction=Coulomb(0.75)``,
 ``normal={"heel": HuntCrossley(…), "toe": KelvinVoigt(…)}``). :class:`~difimpact.Contact` is the description these
-resolve to (a point with its laws), which the compliant phase carries; passing it to a map is deprecated.
+resolve to (a point with its laws), which the compliant phase carries.
 
-The maps are compiled with ``eqx.filter_jit`` behind a Python edge (:func:`python_edge`) that runs on every call,
-outside the compiled program: a deprecated form warns every time, and Python numbers that are values (a blocked
-rate, a restitution coefficient) become arrays there, before ``filter_jit`` would make them compile-time constants.
+The maps are compiled behind a Python edge (:func:`difimpact._check.program`) that runs on every call, outside
+the compiled program: the laws become mappings by point there, and Python numbers that are values (a blocked
+rate, a restitution coefficient) become arrays, before ``filter_jit`` would make them compile-time constants.
 """
 
-import functools
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-
-import equinox as eqx
+from collections.abc import Mapping, Sequence
 
 from .base import AbstractFrictionLaw, AbstractNormalLaw
 from .contact import Contact
-
-
-def python_edge(normalise: Callable[..., tuple[tuple, dict]]):
-    """Decorator: compile the function with ``eqx.filter_jit`` and call ``normalise(*args, **kwargs)``, which
-    returns the ``(args, kwargs)`` to pass, in Python on every call (the compiled program does not see it). The
-    decorated function keeps the name, signature and docstring of the function it wraps."""
-
-    def decorate(fn):
-        jitted = eqx.filter_jit(fn)
-
-        @functools.wraps(fn)
-        def edge(*args, **kwargs):
-            args, kwargs = normalise(*args, **kwargs)
-            return jitted(*args, **kwargs)
-
-        return edge
-
-    return decorate
-
-
-def renamed_keyword(old: str, new: str):
-    """Decorator: the keyword argument `old` of the function is the deprecated name of `new` (it warns, and is
-    removed in the next release)."""
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def renaming(*args, **kwargs):
-            if old in kwargs:
-                if new in kwargs:
-                    raise TypeError(f"`{fn.__name__}`: pass `{new}` only (`{old}` is its deprecated name).")
-                warnings.warn(f"`{fn.__name__}({old}=…)` is deprecated and will be removed in the next release: "
-                              f"use `{new}=…`.", DeprecationWarning, stacklevel=2)
-                kwargs[new] = kwargs.pop(old)
-            return fn(*args, **kwargs)
-
-        return renaming
-
-    return decorate
 
 
 def _law_kind(arg: str) -> type:
@@ -106,28 +64,3 @@ def contacts_of(points: tuple[str, ...], normal, friction) -> tuple[Contact, ...
     normal = laws_by_point("normal", normal, points, required=True)
     friction = laws_by_point("friction", friction, points, required=False)
     return tuple(Contact(p, normal[p], friction[p]) for p in points)
-
-
-def names_and_laws(contacts: Sequence[Contact]) -> tuple[tuple[str, ...], dict, dict]:
-    """The point names of `contacts` and their normal and friction laws by point: the arguments of the maps
-    that describe the same contacts (a point named twice keeps its first laws; the map reports the repeat)."""
-    points = tuple(c.point for c in contacts)
-    normal = {c.point: c.normal_law for c in reversed(contacts)}
-    friction = {c.point: c.friction_law for c in reversed(contacts)}
-    return points, normal, friction
-
-
-def is_contacts(x) -> bool:
-    """Whether `x` is the deprecated form of a contact argument: a :class:`Contact`, or a non-empty sequence of
-    them."""
-    if isinstance(x, Contact):
-        return True
-    return isinstance(x, (tuple, list)) and bool(x) and all(isinstance(c, Contact) for c in x)
-
-
-def warn_contact_form(function: str, new: str, stacklevel: int = 4) -> None:
-    """Warn that `function` was given :class:`Contact` descriptions, with the form to use instead (at the caller
-    of the public function: by default three frames up, through the edge and its normaliser)."""
-    warnings.warn(f"passing `Contact` descriptions to `{function}` is deprecated and will be removed in the next "
-                  f"release: name the contact by its point and give its laws by keyword, `{new}`.",
-                  DeprecationWarning, stacklevel=stacklevel)

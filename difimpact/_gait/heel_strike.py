@@ -15,7 +15,6 @@ import jax.numpy as jnp
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
 from .._impact.constrained import ImpactResults
 from .._impact.ground import impact
-from .._models import walker as _walker
 from .._models.simplest_walker import SimplestWalker
 from .._models.walker import AbstractWalker
 
@@ -95,5 +94,3 @@ def heel_strike(walker: AbstractWalker, q: Config, qdot: Velocity) -> HeelStrike
     law :func:`heel_strike_law`: the stage of :func:`~difimpact.stride` between single support and the swap."""
     return heel_strike_law(walker)(walker, q, qdot)
 
-
-_walker._DEPRECATED["heel_strike"] = heel_strike

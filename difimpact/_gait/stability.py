@@ -1,7 +1,5 @@
 """Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of $\\partial P^p/\\partial x$ at the fixed point."""
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 
@@ -108,24 +106,9 @@ def _jacobian(gait) -> Float[Array, "k k"]:
     return gait.jacobian
 
 
-def floquet_multipliers(gait: PeriodicGait, *deprecated: PeriodicGait,
-                        options: StanceTolerances | None = None) -> Complex[Array, " k"]:
+def floquet_multipliers(gait: PeriodicGait) -> Complex[Array, " k"]:
     """Floquet multipliers of a periodic gait: the :func:`multipliers` of the Jacobian
     $\\partial P^p/\\partial x$ that :func:`~difimpact.periodic_gait` leaves in the gait (``gait.jacobian``),
     without differentiating the stride map again; :func:`stride_jacobian` gives the Jacobian at other
-    tolerances.
-
-    ``floquet_multipliers(walker, gait, options=...)`` is deprecated (a ``DeprecationWarning``): the gait
-    carries its Jacobian and its options. Given `options`, that form differentiates the steps again with them."""
-    if not isinstance(gait, AbstractWalker) and not deprecated and options is None:
-        return multipliers(_jacobian(gait))
-    warnings.warn("`floquet_multipliers(walker, gait, options=...)` is deprecated: the gait carries its stride "
-                  "map's Jacobian and its options; call `floquet_multipliers(gait)` (or `stride_jacobian(walker, "
-                  "gait, options=...)` for other tolerances).", DeprecationWarning, stacklevel=2)
-    walker, gait = (gait, deprecated[0]) if deprecated else (None, gait)
-    if options is None:
-        return multipliers(_jacobian(gait))
-    if walker is None:
-        raise TypeError("`floquet_multipliers(gait, options=...)`: other tolerances need the walker; call "
-                        "`multipliers(stride_jacobian(walker, gait, options=...))`.")
-    return multipliers(stride_jacobian(walker, gait, options=options))
+    tolerances."""
+    return multipliers(_jacobian(gait))

@@ -33,11 +33,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._contact.naming import renamed_keyword
-from .._custom_types import Array, Float, Int, MassMatrix, Scalar, ScalarLike, Velocity
+from .._custom_types import Array, Float, MassMatrix, Scalar, ScalarLike, Velocity
 from .._linalg import full_precision, solve_spd
 from .._check import failed_check
-from .._results import RESULTS, deprecated_items
+from .._results import RESULTS
 from .._validation import as_float, check, count, flag, instance, psd_matrix, tolerance
 from . import regime as _regimes
 from .regime import FrictionalRegime, RegimeName
@@ -55,7 +54,6 @@ class FrictionalImpactResults(RESULTS):  # pyright: ignore
     )
 
 
-deprecated_items(FrictionalImpactResults, non_finite="nonfinite")
 _NONFINITE = ("The frictional impact gave non-finite velocities, impulses or works from finite input: an "
               "overflow (velocities or masses too large for the floating-point range).")
 
@@ -101,11 +99,6 @@ class FrictionalImpactSolution(eqx.Module):
         return _regimes.names(self.regime)
 
     @property
-    def regime_code(self) -> Int[Array, "..."]:
-        """Deprecated: the regime as an integer code (an index of the former ``FRICTIONAL_REGIMES``)."""
-        return _regimes.deprecated_code(self.regime)
-
-    @property
     def energy_change(self) -> Scalar:
         """``ΔT = W_n⁺ + W_t⁺`` (Font-Llagunes et al. 2012, eq. 39)."""
         return self.normal_work + self.tangential_work
@@ -148,7 +141,6 @@ def _checked_inputs(M, a_n, a_t, qdot_minus, mu):
     return A, as_float("qdot_minus", qdot_minus, shape=(n,)), check(mu, mu < 0, "`mu` must be non-negative.")
 
 
-@renamed_keyword("mass_matrix", "M")
 def frictional_impact_map(
     M: MassMatrix,
     a_n: Velocity,
@@ -168,8 +160,7 @@ def frictional_impact_map(
 
     **Arguments:**
 
-    - `M`: ``(n, n)`` symmetric positive definite mass matrix (checked, to ``√ε``; ``mass_matrix=``, its former
-      name, is deprecated).
+    - `M`: ``(n, n)`` symmetric positive definite mass matrix (checked, to ``√ε``).
     - `a_n`, `a_t`: ``(n,)`` normal and tangential rows of the contact Jacobian (eq. 2).
     - `qdot_minus`: ``(n,)`` pre-impact velocities, approaching: ``A_n q̇⁻ < 0``.
     - `mu`: friction coefficient ``μ ≥ 0`` (beyond ``10¹² max(1, μ_c)`` it acts as that: a relative change
@@ -292,7 +283,3 @@ __all__ = [
     "FrictionalImpactResults", "FrictionalImpactSolution", "FrictionalRegime", "ImpulsePath", "frictional_impact_map",
     "impulse_space_path",
 ]
-
-
-def __getattr__(name: str):
-    return _regimes.deprecated(name)

@@ -1,41 +1,20 @@
 """The frictional impact of a model point on flat ground: :func:`~difimpact.frictional_impact_map` of the
 model's mass matrix and the point's contact rows."""
 
-import functools
 from collections.abc import Mapping
 
 import jax.numpy as jnp
 
-from .._contact import Contact, Coulomb
+from .._contact import Coulomb
 from .._check import program
-from .._contact.naming import laws_by_point, warn_contact_form
+from .._contact.naming import laws_by_point
 from .._custom_types import Config, Velocity
 from .._models.base import AbstractPlanarModel
 from .._validation import as_float, check, instance, tolerance
 from .frictional import FrictionalImpactSolution, _map
 
 
-def _arguments(*args, **kwargs) -> tuple[tuple, dict]:
-    """The Python edge of :func:`frictional_impact`: a deprecated :class:`~difimpact.Contact` (the fourth
-    argument, or ``contact=``) as its point name and its friction law, with a ``DeprecationWarning``."""
-    args = list(args)
-    if len(args) > 3 and isinstance(args[3], Contact):
-        contact = args[3]
-        args[3] = contact.point
-    elif isinstance(kwargs.get("contact"), Contact):
-        contact = kwargs.pop("contact")
-        kwargs["point"] = contact.point
-    else:
-        return tuple(args), kwargs
-    if "friction" in kwargs:
-        raise TypeError("`frictional_impact`: pass the point's name with `friction`, not a `Contact` as well.")
-    warn_contact_form("frictional_impact", f"frictional_impact(model, q, qdot_minus, {contact.point!r}, "
-                      "friction=Coulomb(mu))")
-    kwargs["friction"] = contact.friction_law
-    return tuple(args), kwargs
-
-
-@functools.partial(program, normalise=_arguments)
+@program
 def frictional_impact(
     model: AbstractPlanarModel,
     q: Config,
@@ -63,9 +42,6 @@ def frictional_impact(
     - `friction`: the point's :class:`~difimpact.Coulomb` law, or ``{point: law}``. The impact is rigid: no
       normal law.
     - `ground_tol`, `rest_tol`, `throw`: as in :func:`~difimpact.frictional_impact_map`.
-
-    A :class:`~difimpact.Contact` in place of `point` and `friction` is deprecated (it warns, and is removed in
-    the next release).
 
     **Returns:** a :class:`~difimpact.FrictionalImpactSolution`.
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
 from .._linalg import full_precision, row_basis, solve_lu
-from .._results import RESULTS, deprecated_items
+from .._results import RESULTS
 from .scaled import Scaling, inverse_columns
 
 # Relative tolerance below which a pivot counts as zero (row-normalised ``A`` and ``[M/‖M‖; A]``).
@@ -46,8 +46,6 @@ class ImpactResults(RESULTS):  # pyright: ignore
         "velocities: the impact outcome is not unique."
     )
 
-
-deprecated_items(ImpactResults, non_finite="nonfinite")
 
 # The reason given when an impact raises on `nonfinite`.
 NONFINITE = ("The impact gave non-finite velocities, impulses or energies from finite input: an overflow "

@@ -1,7 +1,5 @@
 """The regimes of a frictional single-point impact (Font-Llagunes et al. 2012, Table 2) as an enumeration."""
 
-import warnings
-
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
@@ -52,20 +50,3 @@ def names(item: FrictionalRegime) -> RegimeName:
     """The paper's name of `item`: a string, or an array of them for an item with batch axes."""
     out = np.asarray(NAMES)[np.asarray(code(item))]
     return str(out) if out.ndim == 0 else out
-
-
-def deprecated_code(item: FrictionalRegime) -> Int[Array, "..."]:
-    """:func:`code`, with a ``DeprecationWarning``: ``FrictionalImpactSolution.regime_code``."""
-    warnings.warn("`regime_code` is deprecated: compare `regime` with `FrictionalRegime` items, or read "
-                  "`regime_name`.", DeprecationWarning, stacklevel=4)
-    return code(item)
-
-
-def deprecated(name: str):
-    """The value of a former public name of the regimes, with a ``DeprecationWarning``."""
-    if name == "FRICTIONAL_REGIMES":
-        warnings.warn("`FRICTIONAL_REGIMES` is deprecated: use the enumeration `FrictionalRegime` "
-                      "(`FrictionalImpactSolution.regime` is one of its items, `regime_name` its name).",
-                      DeprecationWarning, stacklevel=3)
-        return NAMES
-    raise AttributeError(name)

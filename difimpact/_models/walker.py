@@ -1,8 +1,6 @@
 """The abstract walker: a planar model with single support on one foot and heel strike of the other."""
 
 import abc
-import warnings
-from collections.abc import Callable
 
 import equinox as eqx
 import jax
@@ -11,10 +9,6 @@ import jax.numpy as jnp
 from .._custom_types import Array, Config, Float, Scalar, Velocity
 from .._linalg import full_precision, solve_spd
 from .base import AbstractSteppingModel, feet_apart
-
-# What the deprecated `AbstractWalker.heel_strike` calls: `difimpact.heel_strike`, which the gait layer
-# (`difimpact._gait.heel_strike`) installs here, so that a model imports neither the impact maps nor the gaits.
-_DEPRECATED: dict[str, Callable] = {}
 
 
 class AbstractWalker(AbstractSteppingModel):
@@ -68,13 +62,6 @@ class AbstractWalker(AbstractSteppingModel):
     def stance_accelerations(self, theta: Float[Array, " j"], theta_dot: Float[Array, " j"]) -> Float[Array, " j"]:
         """Single-support joint accelerations ``θ̈`` with the stance foot rolling (for any walker,
         :func:`rolling_stance_accelerations` of its tree; a closed form where one is known)."""
-
-    def heel_strike(self, q: Config, qdot: Velocity):
-        """Deprecated alias of ``difimpact.heel_strike(walker, q, qdot)`` (removed in the next release): the heel
-        strike is a stage of the gait, the impact law :func:`~difimpact.heel_strike_law` of this walker."""
-        warnings.warn("`AbstractWalker.heel_strike(q, qdot)` is deprecated: use `difimpact.heel_strike(walker, q, "
-                      "qdot)`.", DeprecationWarning, stacklevel=2)
-        return _DEPRECATED["heel_strike"](self, q, qdot)
 
     def step_length(self, q: Config) -> Scalar:
         """Distance between the two contact points along the ground."""

@@ -5,7 +5,7 @@ import jax
 import numpy as np
 
 from .._custom_types import Array, Float, Int, Scalar
-from .._results import RESULTS, deprecated_items
+from .._results import RESULTS
 
 
 class NLPResults(RESULTS):  # pyright: ignore
@@ -37,9 +37,6 @@ class NLPResults(RESULTS):  # pyright: ignore
         "The iterates diverged (a variable's magnitude passed `diverging_iterates_tol`, 1e20 by default): the "
         "problem is probably unbounded below, or a variable needs a bound."
     )
-
-
-deprecated_items(NLPResults, nonfinite_values="nonfinite")
 
 
 class NLPOptions(eqx.Module):

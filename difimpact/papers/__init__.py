@@ -15,4 +15,16 @@ Each experiment (:class:`.experiment.Experiment`) computes the rows, figures and
 A paper's worked optimisation problems are in its ``optimisation`` module (re-exported as
 ``difimpact.compass_foot_radius`` …). The papers use the library through its public names only; the library
 never imports them, and importing this package imports no experiment (nor matplotlib).
+
+The papers' constants:
+
+- :data:`KELLY_GUESS`: Kelly's (2017) post-impact guess, the default start of :func:`~difimpact.kelly_gait`.
+- :data:`DUMAS_2007_MALE`, :data:`DUMAS_2007_FEMALE` (Dumas et al. 2007) and :data:`WINTER_2009`
+  (Winter 2009): the anthropometric tables of :func:`~difimpact.scale_segments` and
+  :class:`~difimpact.SevenLinkHuman` (also ``difimpact.DUMAS_2007_MALE`` …, which the library uses).
 """
+
+from difimpact import DUMAS_2007_FEMALE, DUMAS_2007_MALE, WINTER_2009
+from difimpact._powered.walkers import KELLY_GUESS
+
+__all__ = ["DUMAS_2007_FEMALE", "DUMAS_2007_MALE", "KELLY_GUESS", "WINTER_2009"]
