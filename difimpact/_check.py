@@ -22,7 +22,6 @@ import numpy as np
 
 from ._custom_types import Array, Bool, Int
 
-
 _MODE = threading.local()
 
 
