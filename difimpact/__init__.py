@@ -1,8 +1,8 @@
 """difimpact: differentiable impacts in planar biomechanical multibody systems.
 
 The public names, by concept (docs/api/index.md lists them with their count): models; impact maps; contact laws;
-the compliant phase; gaits; powered gaits; multi-phase gaits; optimisation; importers; results. The papers that
-the library reproduces, and their constants, are the subpackage :mod:`difimpact.papers`.
+the compliant phase; gaits; powered gaits; multi-phase gaits; optimisation; importers; compilation; results. The
+papers that the library reproduces, and their constants, are the subpackage :mod:`difimpact.papers`.
 """
 
 import importlib.metadata
@@ -135,7 +135,6 @@ from ._optimise import minimise as minimise
 from ._autodiff import forward_mode_gradient as forward_mode_gradient
 from ._problem import GridSearch as GridSearch, Problem as Problem
 from ._nlp import NLPOptions as NLPOptions, solve_nlp as solve_nlp
-from ._cache import use_compilation_cache as use_compilation_cache
 
 # Importers: models from MuJoCo (MJCF), URDF and OpenSim files, and back.
 from ._io import (
@@ -145,6 +144,9 @@ from ._io import (
     to_mjcf as to_mjcf,
     to_urdf as to_urdf,
 )
+
+# Compilation: the entry points' programs kept on disk between processes.
+from ._cache import use_compilation_cache as use_compilation_cache
 
 # Results: what the entry points return — solutions, and the enumerations of their outcomes (`*Results`).
 from ._results import RESULTS as RESULTS
@@ -181,7 +183,7 @@ from ._human_gait import HumanGait as HumanGait
 from ._nlp import failures as failures, NLPResults as NLPResults, NLPSolution as NLPSolution
 from ._optimise import OptimiseResults as OptimiseResults, OptimiseSolution as OptimiseSolution
 
-# The papers' worked optimisation problems (optimisation). Last: their modules use the names above.
+# Optimisation, continued: the papers' worked problems. Last: their modules use the names above.
 from .papers.font_kovecses_2008.optimisation import biped_torso as biped_torso
 from .papers.font_llagunes_2010.optimisation import compass_foot_radius as compass_foot_radius
 from .papers.font_llagunes_2012.optimisation import crutch_peak_force as crutch_peak_force

@@ -3,6 +3,7 @@ every public name is in its API reference, and the runnable examples of the READ
 README's impact and gradient, your own model, the importers, the grid sweep) run, give the check values of
 Font-Llagunes et al. (2012), and their gradients agree with finite differences."""
 
+import ast
 import importlib.util
 import math
 import os
@@ -94,6 +95,36 @@ def test_mkdocs_build_strict(tmp_path):
     raw = raw_math(site)
     assert not raw, "maths not written as LaTeX:\n" + "\n".join(raw[:30])
     assert "seed 00" not in "".join(p.read_text().lower() for p in site.rglob("*.html")), "papers by author and year"
+
+
+_CONCEPT = re.compile(r"^# ([A-Z][\w -]*?)(?:, continued)?: ")
+
+
+def _concepts() -> dict[str, list[str]]:
+    """``{concept: public names}`` of ``difimpact/__init__.py``: each import under the last ``# Concept: …`` comment
+    above it."""
+    text = (ROOT / "difimpact" / "__init__.py").read_text()
+    heads = [(i + 1, m.group(1)) for i, line in enumerate(text.splitlines()) if (m := _CONCEPT.match(line))]
+    groups: dict[str, list[str]] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            concept = [name for line, name in heads if line < node.lineno][-1]
+            groups.setdefault(concept, []).extend(
+                a.asname or a.name for a in node.names if not (a.asname or a.name).startswith("_"))
+    return groups
+
+
+def test_the_api_index_counts_and_groups_the_public_names():
+    """docs/api/index.md gives the number of public names and, by concept, the names that ``__init__.py`` imports
+    under that concept's comment; together they are the namespace's public names."""
+    page = (ROOT / "docs" / "api" / "index.md").read_text()
+    names = _hooks().public_names(difimpact)
+    assert f"**{len(names)} public names**" in page
+    rows = {m.group(1): (int(m.group(2)), set(re.findall(r"`(\w+)`", m.group(3))))
+            for m in re.finditer(r"^\| ([A-Z][\w -]*) \| (\d+) \| (.*) \|$", page, flags=re.M)}
+    groups = _concepts()
+    assert {c: (len(v), set(v)) for c, v in groups.items()} == rows
+    assert sorted(n for v in groups.values() for n in v) == sorted(names)
 
 
 # The files whose ``<!-- test: run -->`` blocks run, in this order, in one namespace.
