@@ -21,7 +21,8 @@ from ._models.base import AbstractPlanarModel
 
 def energy_loss(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, **impact_options) -> Scalar:
     """Kinetic energy lost at an impulsive impact, ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` [J] (Ros et al. 2015, eqs. 23–24;
-    Font & Kövecses 2008, eq. 21). `impact_options` are those of :func:`~difimpact.impact` (``stick``, ``blocked``, …)."""
+    Font & Kövecses 2008, eq. 21). `impact_options` are those of :func:`~difimpact.impact`
+    (``stick``, ``blocked``, …)."""
     return impact(model, q, qdot_minus, **impact_options).loss
 
 
@@ -85,9 +86,10 @@ def sticking_margin(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity,
 def peak_contact_force(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, points, *, normal=None,
                        friction=None, **compliant_options) -> Scalar:
     """Peak normal force of the first contact of `points` during the compliant contact phase [N] (Font-Llagunes
-    et al. 2010, §1: the compliant model's estimate of the maximum impact force): ``CompliantSolution.peak_normal_force``,
-    the maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt`` between accepted steps, O(h⁴) in the
-    step and differentiated by the envelope theorem (:func:`~difimpact._compliant.peak.peak_force`).
+    et al. 2010, §1: the compliant model's estimate of the maximum impact force):
+    ``CompliantSolution.peak_normal_force``, the maximum of the cubic Hermite interpolant of ``F_n`` and ``dF_n/dt``
+    between accepted steps, O(h⁴) in the step and differentiated by the envelope theorem
+    (:func:`~difimpact._compliant.peak.peak_force`).
 
     `points`, `normal`, `friction` and `compliant_options` are those of :func:`~difimpact.compliant_impact`
     (contacts named by point, laws by keyword).

@@ -4,8 +4,8 @@ Problem: minimise ``f(x)`` over a pytree ``x`` with ``lower ≤ x ≤ upper`` an
 
 - **Bounds by projection** after every optimiser step (``optax.projections.projection_box``): a projected
   gradient method. Chosen over a sigmoid reparametrisation because the optima of impact problems often sit
-  *on* a bound (Font & Kövecses 2008: torso aligned with the stance leg, ``q5 = 0``), which projection reaches exactly in
-  finitely many steps while a sigmoid reaches it only asymptotically, with a vanishing gradient.
+  *on* a bound (Font & Kövecses 2008: torso aligned with the stance leg, ``q5 = 0``), which projection reaches exactly
+  in finitely many steps while a sigmoid reaches it only asymptotically, with a vanishing gradient.
 - **Inequalities by an augmented Lagrangian** (Powell–Hestenes–Rockafellar; Nocedal & Wright, *Numerical
   Optimization*, 2nd ed., 2006, eq. 17.65):
 

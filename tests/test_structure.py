@@ -2,8 +2,8 @@
 ``difimpact/`` (module-level and function-level imports) has no cycle, the models import neither the impact maps
 nor the gaits, no module imports a private (``_``-prefixed) name from another subpackage, the library imports no
 paper (``difimpact.papers``) and the papers import the library's public names only, the command's modules import
-one way, no function is longer than 80 lines nor any module longer than 350, and the layers drawn in
-``docs/design.md`` are this graph."""
+one way, no function is longer than 80 lines nor any module longer than 350 nor any line longer than 120
+characters, and the layers drawn in ``docs/design.md`` are this graph."""
 
 import ast
 import pathlib
@@ -233,6 +233,16 @@ def test_no_private_name_from_another_subpackage(trees):
         "difimpact._gait.x: _ARM from difimpact._hybrid.engine"]
     found = [f for name, tree in trees.items() for f in _private_imports(name, MODULES[name], tree)]
     assert found == []
+
+
+MAX_LINE = 120  # ruff's line length (`ruff check --select E501 --line-length 120 difimpact` agrees)
+
+
+def test_lines_at_most_120_characters():
+    """Every line of the package, code, docstrings and comments alike, is at most 120 characters."""
+    long = [f"{path.relative_to(PACKAGE.parent)}:{i}: {len(line)}" for path in sorted(PACKAGE.rglob("*.py"))
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > MAX_LINE]
+    assert long == [], f"lines over {MAX_LINE} characters: {long}"
 
 
 def test_sizes(trees):

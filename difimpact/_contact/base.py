@@ -71,8 +71,8 @@ class AbstractSmoothFrictionLaw(AbstractFrictionLaw):
 
 class AbstractStickSlipLaw(AbstractFrictionLaw):
     """A friction law with two regimes that the compliant solver tracks as phases with switching events:
-    sliding, ``F_t = −μ σ F_n`` (Font-Llagunes et al. 2012, eq. 38; :meth:`sliding_force`), and stick, entered when the slip
-    velocity ``σ v_t`` reaches zero and left when ``|F_t|`` reaches ``μ F_n``. How it sticks is said by the
+    sliding, ``F_t = −μ σ F_n`` (Font-Llagunes et al. 2012, eq. 38; :meth:`sliding_force`), and stick, entered when the
+    slip velocity ``σ v_t`` reaches zero and left when ``|F_t|`` reaches ``μ F_n``. How it sticks is said by the
     subclass: :class:`AbstractExactStickLaw` or :class:`AbstractElasticStickLaw`."""
 
     def sliding_force(self, normal_force: Scalar, sigma: Scalar) -> Scalar:

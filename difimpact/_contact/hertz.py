@@ -25,13 +25,15 @@ def effective_modulus(E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike, nu2: Scal
 
 def hertz_stiffness(radius: ScalarLike, E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike,
                     nu2: ScalarLike) -> Scalar:
-    r"""Hertz sphere–plane stiffness ``k_n`` [N/m$^{1.5}$] (Font-Llagunes et al. 2012, eq. 36): $k_n = \tfrac43 E^*\sqrt{R}$."""
+    r"""Hertz sphere–plane stiffness ``k_n`` [N/m$^{1.5}$] (Font-Llagunes et al. 2012, eq. 36):
+    $k_n = \tfrac43 E^*\sqrt{R}$."""
     return 4.0 / 3.0 * effective_modulus(E1, nu1, E2, nu2) * jnp.sqrt(positive("radius", radius))
 
 
 def mindlin_stiffness(radius: ScalarLike, E1: ScalarLike, nu1: ScalarLike, E2: ScalarLike,
                       nu2: ScalarLike) -> Scalar:
-    r"""Mindlin tangential stiffness ``k_t`` [N/m$^{1.5}$] (Font-Llagunes et al. 2010, eqs. 18–19), with ``G = E / (2 (1 + ν))``:
+    r"""Mindlin tangential stiffness ``k_t`` [N/m$^{1.5}$] (Font-Llagunes et al. 2010, eqs. 18–19), with
+    ``G = E / (2 (1 + ν))``:
 
     $$
     k_t = 8 G^* \sqrt{R},\qquad G^* = \left[\frac{2-\nu_1}{G_1} + \frac{2-\nu_2}{G_2}\right]^{-1}.
@@ -48,8 +50,8 @@ def damping_from_restitution(stiffness: ScalarLike, restitution: ScalarLike, imp
                              rule: str = "lankarani_nikravesh") -> Scalar:
     r"""Hunt–Crossley damping ``χ`` [N s/m$^{2.5}$] that gives restitution ``e`` at normal impact speed ``v⁻``.
 
-    - ``"lankarani_nikravesh"`` (Font-Llagunes et al. 2010, eq. 16; Lankarani & Nikravesh 1990), accurate for ``e`` near 1:
-      $\chi = \frac{3 k_n (1 - e^2)}{4 v^-}$.
+    - ``"lankarani_nikravesh"`` (Font-Llagunes et al. 2010, eq. 16; Lankarani & Nikravesh 1990), accurate for ``e`` near
+      1: $\chi = \frac{3 k_n (1 - e^2)}{4 v^-}$.
     - ``"flores"`` (Flores, Machado, Silva & Martins, Multibody Syst. Dyn. 25 (2011) 357–375),
       valid over the whole range ``0 < e ≤ 1``: $\chi = \frac{8 k_n (1 - e)}{5 e\, v^-}$.
     """

@@ -11,8 +11,8 @@ class RegularisedCoulomb(AbstractSmoothFrictionLaw):
     Smooth in the state, so no stick/slip events, at two prices. Bias against exact :class:`Coulomb`:
     there is no true stick (the contact creeps at ``|v_t| ≈ v_ε |F_t| / (μ F_n)``), which changes impulses
     and post-impact velocities by an amount about linear in ``v_ε`` (about 0.1 % at ``v_ε = 10⁻³`` m/s on
-    Font-Llagunes et al. 2012's crutch impact). Stiffness: ``∂F_t/∂v_t = μF_n/v_ε`` makes the ODE stiff for small ``v_ε``: use
-    an implicit solver (the compliant solver's default for smooth laws).
+    Font-Llagunes et al. 2012's crutch impact). Stiffness: ``∂F_t/∂v_t = μF_n/v_ε`` makes the ODE stiff for small
+    ``v_ε``: use an implicit solver (the compliant solver's default for smooth laws).
 
     **Arguments:** `mu` ``≥ 0``, `velocity_scale` ``v_ε > 0`` [m/s].
     """

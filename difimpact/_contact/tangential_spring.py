@@ -26,8 +26,8 @@ class TangentialSpring(AbstractElasticStickLaw):
     holding still. Entering stick, ``F_t`` starts on the cone while the rigid stick force is inside it, so
     ``F_t`` oscillates undamped about the rigid one at ``√(k_t √δ / m)`` with an amplitude independent of
     ``k_t``; the impulse error is bounded by about amplitude / frequency $\propto  k_t^{-1/2}$ but its sign follows
-    the phase at the end (on Font-Llagunes et al. 2012's crutch impact, about 10 % at the materials' ``k_t`` and below 0.3 % at
-    ten times it: docs/design.md).
+    the phase at the end (on Font-Llagunes et al. 2012's crutch impact, about 10 % at the materials' ``k_t`` and below
+    0.3 % at ten times it: docs/design.md).
 
     :meth:`force` is the stick-regime (elastic) force; the cap is the solver's regime switch.
 

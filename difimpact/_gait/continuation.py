@@ -137,8 +137,9 @@ class _Branch:
         times = np.asarray(c.steps.step_times)[: self.period]
         length = float(c.steps.step_length)
         point = BranchPoint(float(y[-1]), y[:-1], np.asarray(c.multipliers), float(np.mean(times)),
-                            length / self.period, length / float(np.sum(times)), float(c.steps.energy_loss) / self.period,
-                            float(c.steps.trailing_velocity), self.period, times, "orbit", states)
+                            length / self.period, length / float(np.sum(times)),
+                            float(c.steps.energy_loss) / self.period, float(c.steps.trailing_velocity), self.period,
+                            times, "orbit", states)
         return _Node(y, jacobian, t / np.linalg.norm(t), point), c.result
 
     def along(self, a: _Node, s):
@@ -253,23 +254,23 @@ def continue_gait(make_walker: Callable[[jax.Array], AbstractWalker], x0, p0: fl
     pseudo-arclength continuation of the curve $F(x, p) = P^k(x; p) - x = 0$ in ``y = (x, p)``.
 
     **Predictor**: a step ``h`` along the unit tangent ``t``, the null vector of
-    $DF = [\partial P^k/\partial x - I, \partial P^k/\partial p]$ oriented by the previous tangent (``[DF; t_prevᵀ] t = e_{k+1}``, so
-    ``t_prevᵀ t > 0``). **Corrector**: Newton's method on ``F(y) = 0``, ``tᵀ (y − y_prev) = h`` (Keller's
-    pseudo-arclength condition), with ``DF`` by forward-mode differentiation through the steps and the unrolled
-    LU solve, jitted once for all points (and shared by periods 1 and 2) (Keller 1977; Allgower & Georg 1990,
-    *Numerical Continuation Methods*, ch. 2; Seydel 2010, *Practical Bifurcation and Stability Analysis*). Unlike
-    continuation in ``p`` itself this passes turning points. **Step control**: ``h`` halves when the corrector
-    fails or the tangent turns by more than 18° (down to `min_step`) and grows by 1.5 after a success (up to
+    $DF = [\partial P^k/\partial x - I, \partial P^k/\partial p]$ oriented by the previous tangent
+    (``[DF; t_prevᵀ] t = e_{k+1}``, so ``t_prevᵀ t > 0``). **Corrector**: Newton's method on ``F(y) = 0``,
+    ``tᵀ (y − y_prev) = h`` (Keller's pseudo-arclength condition), with ``DF`` by forward-mode differentiation through
+    the steps and the unrolled LU solve, jitted once for all points (and shared by periods 1 and 2) (Keller 1977;
+    Allgower & Georg 1990, *Numerical Continuation Methods*, ch. 2; Seydel 2010, *Practical Bifurcation and Stability
+    Analysis*). Unlike continuation in ``p`` itself this passes turning points. **Step control**: ``h`` halves when the
+    corrector fails or the tangent turns by more than 18° (down to `min_step`) and grows by 1.5 after a success (up to
     `max_step`).
 
     **Test functions** between consecutive points, each zero located on the arc by the Illinois regula falsi in
     the arclength from the earlier point (at most `bisections` corrections) and inserted as a point of that
     `kind` (Kuznetsov 2004, *Elements of Applied Bifurcation Theory*, §10.2):
 
-    - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1 ($det(I - \partial P^k/\partial x)$
-      changes sign with it); the continuation goes on along the other branch;
-    - ``"period-doubling"``: $det(\partial P^k/\partial x + I)$ changes sign — a real multiplier crosses −1. With `switch`,
-      the period-``2k`` branch born there is found by Newton on $P^{2k}(x) = x$ at ``x + ε v`` (``v`` the
+    - ``"fold"``: the tangent's ``p`` component changes sign — a multiplier crosses +1
+      ($det(I - \partial P^k/\partial x)$ changes sign with it); the continuation goes on along the other branch;
+    - ``"period-doubling"``: $det(\partial P^k/\partial x + I)$ changes sign — a real multiplier crosses −1. With
+      `switch`, the period-``2k`` branch born there is found by Newton on $P^{2k}(x) = x$ at ``x + ε v`` (``v`` the
       eigenvector of −1) and continued away from it (no further switching);
     - ``"lift-off"``: the trailing foot's post-impact normal velocity reaches zero. Beyond it the step ends in
       double support (:attr:`GaitResults.trailing_foot_stays`), so the boundary is found by bisection between

@@ -65,10 +65,11 @@ class PeriodicGait(eqx.Module):
 
 
 class _ImplicitLU(lx.AbstractLinearSolver):
-    """:class:`SmallLU` for the implicit-function derivative $(I - \\partial P^p/\\partial x)^{-1} \\partial P^p/\\partial p$, which optimistix
-    solves with ``throw=True``: at a failed gait (a non-finite or singular system) it returns zeros instead of
-    raising, so that one failed member does not stop a ``vmap``, ``sweep`` or optimiser run; the gait's
-    `result` flags it, and its derivatives are meaningless, like its values."""
+    """:class:`SmallLU` for the implicit-function derivative
+    $(I - \\partial P^p/\\partial x)^{-1} \\partial P^p/\\partial p$, which optimistix solves with ``throw=True``: at a
+    failed gait (a non-finite or singular system) it returns zeros instead of raising, so that one failed member does
+    not stop a ``vmap``, ``sweep`` or optimiser run; the gait's `result` flags it, and its derivatives are meaningless,
+    like its values."""
 
     lu: SmallLU = SmallLU()
 

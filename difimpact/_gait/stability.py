@@ -1,4 +1,5 @@
-"""Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of $\\partial P^p/\\partial x$ at the fixed point."""
+"""Orbital stability of a periodic gait: the Floquet multipliers, eigenvalues of $\\partial P^p/\\partial x$ at the
+fixed point."""
 
 import jax
 import jax.numpy as jnp
@@ -12,9 +13,9 @@ from .stride import StanceTolerances
 
 def stride_jacobian(walker: AbstractWalker, gait: PeriodicGait, *,
                     options: StanceTolerances | None = None) -> Float[Array, "k k"]:
-    """$\\partial P^p/\\partial x$ at the gait's fixed point, by forward-mode differentiation through the steps: the event
-    time enters through the implicit-function theorem, so this is the saltation-corrected linearisation
-    (monodromy of each stance phase, event-time correction, impact Jacobian, leg swap).
+    """$\\partial P^p/\\partial x$ at the gait's fixed point, by forward-mode differentiation through the steps: the
+    event time enters through the implicit-function theorem, so this is the saltation-corrected linearisation (monodromy
+    of each stance phase, event-time correction, impact Jacobian, leg swap).
 
     The gait carries this matrix at the tolerances it was solved with (its `jacobian`); this function
     integrates the steps again, with `options` (default: the gait's `options`). The tangents of an adaptive

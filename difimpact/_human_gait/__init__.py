@@ -8,4 +8,5 @@ from .tracking import agreement as gait_agreement
 from .tracking import tracking_gait as human_tracking_gait
 from .tracking import winter_normal as winter_normal
 
-__all__ = ["HUMAN_STEP", "HumanGait", "MeasuredGait", "gait_agreement", "human_gait", "human_tracking_gait", "winter_normal"]
+__all__ = ["HUMAN_STEP", "HumanGait", "MeasuredGait", "gait_agreement", "human_gait", "human_tracking_gait",
+           "winter_normal"]

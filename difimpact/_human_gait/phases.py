@@ -15,7 +15,8 @@ $$\begin{bmatrix} M & -A^T \\ A & 0 \end{bmatrix}\begin{bmatrix}\ddot q \\ λ\en
 ``A M^{-1} A^T`` (two unrolled ``LDL^T`` solves), with Baumgarte's stabilisation of the held rows,
 ``A \ddot q + \dot A \dot q = -2α A \dot q - α^2 (y, 0)`` (``α`` = :data:`ALPHA`; heights ``y`` on the normal rows): the
 index-1 form keeps ``A \dot q`` only up to the collocation's error, and on the 3/2/4/3 mesh an unstabilised optimum
-let a "held" heel drift at 0.3 m/s. On the constraint manifold the added terms vanish. One step, right heel strike to left heel strike:
+let a "held" heel drift at 0.3 m/s. On the constraint manifold the added terms vanish. One step, right heel strike to
+left heel strike:
 
 1. ``double``: the right heel sticks and turns about ``CAL_R``; the left foot rolls about ``MH_L``; until the
    left toe-off;

@@ -1,7 +1,7 @@
 """Single-point planar impact with Coulomb friction, ended by ``v_n(Q)⁺ = 0`` (Font-Llagunes et al. 2012, §3).
 
-With the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012, §3.2; Font-Llagunes et al. 2010, §3.2) the impact
-is at most two phases, each linear in ``P_n``:
+With the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012, §3.2; Font-Llagunes et al. 2010,
+§3.2) the impact is at most two phases, each linear in ``P_n``:
 
 $$
 M\\,d\\dot q = (A_n^T + \\tau A_t^T)\\,dP_n,\\qquad
@@ -153,10 +153,11 @@ def frictional_impact_map(
 ) -> FrictionalImpactSolution:
     """Frictional single-point impact ended by ``v_n⁺ = 0`` (Font-Llagunes et al. 2012, eq. 3), regime from the state.
 
-    With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (Font-Llagunes et al. 2012, eq. 8). Each
-    phase integrates ``M dq̇ = (A_nᵀ + τ A_tᵀ) dP_n`` exactly (eqs. 17, 20): sliding ``τ = −μσ`` with
-    ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at $P_n^\\sigma  = -A_t \\dot{q}^- / A_t M^{-1}(A_n^\\top - \\mu \\sigma A_t^\\top)$
-    (eq. 28), then sticking (end state eq. 10) or reversal (eqs. 29–30); works from eqs. 18, 24–25, 31–32.
+    With ``w_ij = A_i M⁻¹ A_jᵀ`` the critical friction is ``μ_c = |w_nt| / w_tt`` (Font-Llagunes et al. 2012, eq. 8).
+    Each phase integrates ``M dq̇ = (A_nᵀ + τ A_tᵀ) dP_n`` exactly (eqs. 17, 20): sliding ``τ = −μσ`` with
+    ``P_n = −A_n q̇⁻ / A_n M⁻¹(A_nᵀ − μσA_tᵀ)`` (eq. 22), switch at
+    $P_n^\\sigma  = -A_t \\dot{q}^- / A_t M^{-1}(A_n^\\top - \\mu \\sigma A_t^\\top)$ (eq. 28), then sticking (end state
+    eq. 10) or reversal (eqs. 29–30); works from eqs. 18, 24–25, 31–32.
 
     **Arguments:**
 
@@ -241,8 +242,8 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
 
 
 class ImpulsePath(eqx.Module):
-    """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al. 2012,
-    §3.2, Figs. 13–17), ``k`` samples along ``P_n`` (the switch impulse is one of them):
+    """Evolution through an impact with the normal impulse ``P_n`` as the independent variable (Font-Llagunes et al.
+    2012, §3.2, Figs. 13–17), ``k`` samples along ``P_n`` (the switch impulse is one of them):
 
     - `normal_impulse` ``(k,)``: ``P_n``; `qdot` ``(k, n)``: ``q̇``; `velocity` ``(k, 2)``: the contact-point
       velocity ``[v_n, v_t]``;

@@ -29,10 +29,10 @@ def frictional_impact(
     """Frictional impact of a model point with the ground ``y = 0`` (Font-Llagunes et al. 2012, §3).
 
     Builds ``M(q)`` and ``[A_n; A_t]`` of the point and calls :func:`~difimpact.frictional_impact_map`.
-    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres, ``0 ≤ ground_tol < 1``; by default ``max(1e-8, 256 ε)`` of
-    ``q``'s dtype: ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds ``1e-8``) and
-    approaching it, and that the inputs are finite. The law's ``μ`` is traced: build it inside the function you
-    ``vmap`` or differentiate (``lambda mu: frictional_impact(…, friction=Coulomb(mu))``).
+    Checks that the point is on the ground (``|y| ≤ ground_tol``, metres, ``0 ≤ ground_tol < 1``; by default
+    ``max(1e-8, 256 ε)`` of ``q``'s dtype: ``1e-8`` in float64, ``3e-5`` in float32, whose placement residual exceeds
+    ``1e-8``) and approaching it, and that the inputs are finite. The law's ``μ`` is traced: build it inside the
+    function you ``vmap`` or differentiate (``lambda mu: frictional_impact(…, friction=Coulomb(mu))``).
 
     **Arguments:**
 

@@ -165,7 +165,8 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
            unilateral_tangent: Literal["free", "stick", "always"] = "free",
            massless: Literal["error", "keep", "limit"] = "error", ground_tol: float = 1e-6,
            throw: bool = True) -> ImpactSolution:
-    r"""Impulsive impact of a planar model on flat ground (Font & Kövecses 2008, eqs. 3–4, 8–23; Ros et al. 2015, eqs. 4–26).
+    r"""Impulsive impact of a planar model on flat ground (Font & Kövecses 2008, eqs. 3–4, 8–23;
+    Ros et al. 2015, eqs. 4–26).
 
     Constraint rows after the impact, in this order (also the layout of ``impulses``):
 
@@ -177,10 +178,10 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
        order (as JAX flattens a ``dict``); with `blocked_active`, only those where it is not ``False`` (the
        others move freely and their impulse slot is zero);
     3. each point of `unilateral` was holding before the impact and either stays (normal row, ``v_n⁺ = 0``,
-       normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (Font & Kövecses 2008, eq. 4; Ros et al. 2015, eq. 9).
-       Its tangential row depends on `unilateral_tangent`: ``"free"`` never (Font & Kövecses 2008, eq. 4: only ``B_S``),
-       ``"stick"`` while it stays, ``"always"`` in both cases (Ros et al. 2015, eqs. 8–9). All $2^k$ choices are
-       solved and the consistent one is returned (Ros et al. 2015, footnote 4). Two impulse slots per contact,
+       normal impulse ≥ 0) or lifts off (``v_n⁺ ≥ 0``, no normal impulse) (Font & Kövecses 2008, eq. 4; Ros et al. 2015,
+       eq. 9). Its tangential row depends on `unilateral_tangent`: ``"free"`` never (Font & Kövecses 2008, eq. 4: only
+       ``B_S``), ``"stick"`` while it stays, ``"always"`` in both cases (Ros et al. 2015, eqs. 8–9). All $2^k$ choices
+       are solved and the consistent one is returned (Ros et al. 2015, footnote 4). Two impulse slots per contact,
        ``[normal, tangential]``, zero for a row not enforced.
 
     `restitution` maps points of `stick` to Newton's kinematic coefficient ``e ∈ [0, 1]``: ``v_n⁺ = −e v_n⁻``, a
@@ -209,8 +210,8 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
 
     Works under ``jit``/``vmap``/``grad``. Names (points, coordinates) and options are static: each set compiles
     its own program. The values of ``blocked``, ``restitution`` and ``blocked_active`` are traced, Python numbers
-    included (they become arrays before the program is looked up): a new value runs the same program. Derivatives are those of the selected active set: one-sided where the outcome
-    switches between staying and lifting off.
+    included (they become arrays before the program is looked up): a new value runs the same program. Derivatives are
+    those of the selected active set: one-sided where the outcome switches between staying and lifting off.
 
     **Example:**
 

@@ -3,9 +3,8 @@
 ``K = [M −Aᵀ; A 0]`` (Ros et al. 2015, eqs. 4–5) is solved one mass scale at a time (:mod:`.scaled`) by the unrolled
 ``LU`` of :func:`difimpact._linalg.lu_factor` and its rank read by the pivoted Gram–Schmidt of
 :func:`difimpact._linalg.row_basis`, so that ``vmap`` of an impact emits no batched LAPACK call. Massless
-segments (Font & Kövecses 2008's μ = 0 and μ_T = 0) make ``M`` singular; a coordinate that no body with mass moves and no
-constraint holds is then undetermined, and its treatment, value and derivative, is the business of
-:func:`solve_kkt`.
+segments (Font & Kövecses 2008's μ = 0 and μ_T = 0) make ``M`` singular; a coordinate that no body with mass moves and
+no constraint holds is then undetermined, and its treatment, value and derivative, is the business of :func:`solve_kkt`.
 """
 
 import functools
@@ -62,11 +61,13 @@ class ImpactSolution(eqx.Module):
       ``P_c + P_a = I``, ``P_cᵀ M P_a = 0``.
     - `v_c`, `v_a`: ``P_c q̇⁻`` and ``P_a q̇⁻`` (Font & Kövecses 2008, eq. 11).
     - `T_minus`, `T_plus`: kinetic energies before and after; `Tc_minus`, `Ta_minus`: the pre-impact energy of
-      the constrained and admissible spaces (Font & Kövecses 2008, eq. 13); `Tc_plus = ½ b⁺ᵀ W_c b⁺` (Ros et al. 2015, eq. 24).
+      the constrained and admissible spaces (Font & Kövecses 2008, eq. 13); `Tc_plus = ½ b⁺ᵀ W_c b⁺` (Ros et al. 2015,
+      eq. 24).
     - `loss`: ``T⁻ − T⁺ = T_c⁻ − T_c⁺`` (Ros et al. 2015, eq. 23; Font & Kövecses 2008, eq. 21 when ``b⁺ = 0``).
     - `xi`: ``loss / T⁻`` (Ros et al. 2015, eq. 23), 0 when ``T⁻ = 0``.
     - `lifted_off`, `unilateral_velocity`: for each unilateral contact of :func:`impact`, whether it lifted off
-      and its post-impact normal velocity (``v_Sn⁺``, Font & Kövecses 2008, eq. 4); empty for :func:`constrained_impact`.
+      and its post-impact normal velocity (``v_Sn⁺``, Font & Kövecses 2008, eq. 4); empty for
+      :func:`constrained_impact`.
     - `result`: a :class:`ImpactResults` item.
     """
 
@@ -89,7 +90,8 @@ class ImpactSolution(eqx.Module):
 
     @property
     def xi_I(self) -> Scalar:
-        """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the constrained space (Font & Kövecses 2008, eq. 23)."""
+        """``ξ_I = T_c⁻ / T⁻``, the share of the pre-impact energy in the constrained space (Font & Kövecses 2008,
+        eq. 23)."""
         return jnp.where(self.T_minus > 0, self.Tc_minus / jnp.where(self.T_minus > 0, self.T_minus, 1.0), 0.0)
 
 
@@ -142,10 +144,10 @@ def _massless_limit(P0, unit_masses, P_a, G):
 
     Let the massless bodies gain equal masses ``ε > 0``: ``M_ε = M + ε D_0`` with ``D_0`` their mass matrix as
     unit point masses. Projected on ``N = null(M) ∩ null(A) = span(Z)``, ``M_ε Δq̇ − Aᵀλ̄ = 0`` (Ros et al. 2015,
-    eq. 4) reads $\varepsilon  Z^T D_0 \Delta \dot{q} = 0$, for every ``ε``: the change of velocity carries no momentum of the massless
-    bodies along ``N``. Along ``N`` the bodies with mass do not move, so ``ZᵀD_0 = ZᵀD`` with ``D`` = `unit_masses`,
-    every body a unit point mass. The other components of ``Δq̇`` are those of any solution at ``ε = 0``, so the
-    limit ``ε → 0⁺`` is ``Δq̇ ← (I − E) Δq̇`` with the oblique projector onto ``N``
+    eq. 4) reads $\varepsilon  Z^T D_0 \Delta \dot{q} = 0$, for every ``ε``: the change of velocity carries no momentum
+    of the massless bodies along ``N``. Along ``N`` the bodies with mass do not move, so ``ZᵀD_0 = ZᵀD`` with ``D`` =
+    `unit_masses`, every body a unit point mass. The other components of ``Δq̇`` are those of any solution at ``ε = 0``,
+    so the limit ``ε → 0⁺`` is ``Δq̇ ← (I − E) Δq̇`` with the oblique projector onto ``N``
 
     $$
     E = Z (Z^T D Z)^{-1} Z^T D = (P_0 D P_0 + I - P_0)^{-1} P_0 D,

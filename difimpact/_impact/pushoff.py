@@ -96,9 +96,10 @@ def _pushoff_velocity(M: MassMatrix, g: Velocity, unit_masses: MassMatrix
     The unconstrained KKT system of :func:`~difimpact._impact.kkt.solve_kkt` is ``(M + P_0) Δq̇ = g`` with
     ``P_0`` the projector onto ``null(M)``; for ``g ∈ range(M)`` it gives the solution without a ``null(M)``
     component. The component along ``null(M)`` is that of the limit of vanishing masses (``M + ε D``,
-    ``ε → 0⁺``): $\Delta \dot{q} = (I - E)(M + P_0)^{-1} g$ with ``E`` of :func:`~difimpact._impact.kkt._massless_limit`,
-    as :func:`~difimpact.impact` does with ``massless="keep"``. It carries no energy (``gᵀ z = 0`` for
-    ``z ∈ null(M)``) and does not change a collision whose rows see every massless coordinate.
+    ``ε → 0⁺``): $\Delta \dot{q} = (I - E)(M + P_0)^{-1} g$ with ``E`` of
+    :func:`~difimpact._impact.kkt._massless_limit`, as :func:`~difimpact.impact` does with ``massless="keep"``. It
+    carries no energy (``gᵀ z = 0`` for ``z ∈ null(M)``) and does not change a collision whose rows see every massless
+    coordinate.
     """
     n = M.shape[0]
     _, P0 = diagnose(M, jnp.zeros((0, n), M.dtype))
@@ -203,7 +204,8 @@ def pushoff_impact(
                        massless=massless, ground_tol=ground_tol, throw=False)
     result = PushoffResults.where(
         unresisted, PushoffResults.pushoff_unresisted,
-        PushoffResults.where(undetermined, PushoffResults.pushoff_undetermined, PushoffResults.promote(collision.result)))
+        PushoffResults.where(undetermined, PushoffResults.pushoff_undetermined,
+                             PushoffResults.promote(collision.result)))
     g = impulse * g_unit
     sol = PushoffSolution(qdot_pushoff=qdot_pushoff, qdot_plus=collision.qdot_plus, direction=direction,
                           generalized_impulse=g, pushoff_work=0.5 * g @ (qdot_minus + qdot_pushoff),

@@ -109,9 +109,9 @@ def from_mjcf(source, *, points=None) -> TreeModel:
     the floating base; a missing one is added as ``"x"`` or ``"y"``) and a hinge, and hinges about one common
     horizontal axis below it. The plane's up direction is the vertical slide, else against ``opt.gravity``;
     gravity at an angle to the slides is a ground slope. Coordinates keep the file's joint names and values
-    (``q[i]`` is the joint's ``qpos``; an unnamed joint is ``"joint<id>"``); without slides the base coordinates are ``"x", "y"`` and the file's
-    position is ``(0, 0)``. A hinge's ``armature`` (rotor inertia) is added to ``M``'s diagonal, as
-    ``mj_fullM`` does. A mass or principal inertia at or below MuJoCo's minimum (``mjMINVAL`` = 1e-15, the
+    (``q[i]`` is the joint's ``qpos``; an unnamed joint is ``"joint<id>"``); without slides the base coordinates are
+    ``"x", "y"`` and the file's position is ``(0, 0)``. A hinge's ``armature`` (rotor inertia) is added to ``M``'s
+    diagonal, as ``mj_fullM`` does. A mass or principal inertia at or below MuJoCo's minimum (``mjMINVAL`` = 1e-15, the
     placeholder of a massless moving body) reads as zero.
 
     **Arguments:**

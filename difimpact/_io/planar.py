@@ -120,7 +120,8 @@ def unit(v, what: str) -> np.ndarray:
     return v / norm
 
 
-def sagittal_axes(up, links: Sequence[Link], base: Base | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def sagittal_axes(up, links: Sequence[Link],
+                  base: Base | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """``(u, f, a, γ)``: up, forward, the hinge axis ``a = u × f`` and the slope ``γ`` of gravity (along ``−up``
     in the file) in the plane. The base's slides give ``f`` and ``u`` (one slide: the other is ``a``'s normal in
     the plane of gravity and the slide); without them ``u = up`` and ``f = ±(a₁ × u)`` for the first hinge's axis

@@ -102,9 +102,9 @@ def to_mjcf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
     positive turn takes ``+z`` toward ``+x``, the model's angle convention), the base two slides on the root
     body, joints named after the coordinates (with their armature), bodies after the bodies and one site per
     named point (MuJoCo numbers sites depth-first; when the model's point order differs, a ``<custom><text
-    name="difimpact_point_order">`` records it for :func:`from_mjcf`). A mass or an inertia below MuJoCo's minimum (``mjMINVAL`` = 1e-15, which its compiler requires
-    of a moving body: a massless leg, a point mass) is written as that minimum, which :func:`from_mjcf` reads
-    as zero. :func:`from_mjcf` reads the text back to the same model."""
+    name="difimpact_point_order">`` records it for :func:`from_mjcf`). A mass or an inertia below MuJoCo's minimum
+    (``mjMINVAL`` = 1e-15, which its compiler requires of a moving body: a massless leg, a point mass) is written as
+    that minimum, which :func:`from_mjcf` reads as zero. :func:`from_mjcf` reads the text back to the same model."""
     tree, frames, root = _checked(model, "MJCF")
     names = model.coordinate_names
     if "world" in tree.body_names:
@@ -190,7 +190,8 @@ def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
                 f'izz="{r(fr.inertia)}" ixy="0" ixz="0" iyz="0"/></inertial></link>')
 
     parts = [f'<robot name="{_q(name)}">', (f'<link name="{_q(world)}"/><link name="{_q(base_x)}"/>'
-                                            f'<link name="{_q(base_y)}"/>'), joint(names[0], "prismatic", world, base_x, axis="1 0 0"),
+                                            f'<link name="{_q(base_y)}"/>'),
+             joint(names[0], "prismatic", world, base_x, axis="1 0 0"),
              joint(names[1], "prismatic", base_x, base_y, axis="0 0 1")]
     joint_names = set(names)
     for i, (fr, parent) in enumerate(zip(frames, tree.parent)):
@@ -205,7 +206,8 @@ def to_urdf(model: AbstractPlanarModel, *, name: str = "difimpact") -> str:
             parts.append(joint(_fresh(f"{tree.body_names[i]}_weld", joint_names), "fixed", parent_link,
                                tree.body_names[i], fr.attach, fr.offset))
         if fr.armature:
-            parts.append(f'<transmission name="{_q(names[fr.coord])}_transmission"><joint name="{_q(names[fr.coord])}"/>'
+            parts.append(f'<transmission name="{_q(names[fr.coord])}_transmission">'
+                         f'<joint name="{_q(names[fr.coord])}"/>'
                          f'<mechanicalReduction>1</mechanicalReduction><motorInertia>{r(fr.armature)}</motorInertia>'
                          '</transmission>')
     local = np.asarray(tree.point_local, dtype=float)

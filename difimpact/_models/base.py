@@ -94,8 +94,8 @@ class AbstractPlanarModel(eqx.Module):
         return self.point_jacobian(q, name)[::-1]
 
     def accelerations(self, q: Config, qdot: Velocity, tau: Velocity | None = None) -> Velocity:
-        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (Font-Llagunes et al. 2012, eq. 1 with no contact), by the unrolled
-        ``LDLᵀ`` of :func:`~difimpact._linalg.solve_spd`; a singular ``M`` (a massless segment) raises."""
+        """Free-motion accelerations ``q̈ = M⁻¹ (τ − c)`` (Font-Llagunes et al. 2012, eq. 1 with no contact), by the
+        unrolled ``LDLᵀ`` of :func:`~difimpact._linalg.solve_spd`; a singular ``M`` (a massless segment) raises."""
         rhs = -self.bias(q, qdot) if tau is None else self._q(tau, "tau") - self.bias(q, qdot)
         return self._finite("accelerations", solve_spd(self.mass_matrix(q), rhs, "M"), "`q`, `qdot`, `tau`")
 

@@ -17,10 +17,10 @@ class BipedWithTorso(AbstractSteppingModel):
     All masses are points: legs ``m`` at ``b`` from the hip, hip ``m_H``, torso ``m_T`` at ``l_T`` from the hip.
     The mass matrix is exactly Font & Kövecses 2008, eq. 26. Named points: ``P_R``, ``P_L``, ``H``, ``T`` (torso mass).
 
-    **Arguments** (defaults: Font & Kövecses 2008, Table 1; m_B = 2m + m_H + m_T = 30 kg, μ = 2m/m_H = 1, μ_T = m_T/m_H = 1):
-    `m` = 5 kg, `m_H` = 10 kg, `m_T` = 10 kg, `l` = 0.8 m, `b` = 0.4 m, `l_T` = 0.4 m, `g` = 9.81 m/s².
-    ``m = 0`` (all leg mass at the hip) and ``m_T = 0`` (massless torso) are allowed: ``M`` is then singular,
-    which the impact maps handle.
+    **Arguments** (defaults: Font & Kövecses 2008, Table 1; m_B = 2m + m_H + m_T = 30 kg, μ = 2m/m_H = 1,
+    μ_T = m_T/m_H = 1): `m` = 5 kg, `m_H` = 10 kg, `m_T` = 10 kg, `l` = 0.8 m, `b` = 0.4 m, `l_T` = 0.4 m,
+    `g` = 9.81 m/s². ``m = 0`` (all leg mass at the hip) and ``m_T = 0`` (massless torso) are allowed: ``M`` is then
+    singular, which the impact maps handle.
     """
 
     m: Scalar

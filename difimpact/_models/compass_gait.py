@@ -59,8 +59,8 @@ class CompassGait(AbstractCompassWalker):
     Named points: ``stance_foot``, ``swing_foot`` (arcs: lowest point, material Jacobian), ``H``.
     As a walker see :class:`AbstractCompassWalker` (section state, heel strike, scuffing).
 
-    **Arguments** (defaults of Font-Llagunes et al. 2010): `l` = 1 m, `m` = 5 kg, `b` = 0.5 m, `m_H` = 10 kg, `R` = 0.3 m
-    (any ``0 ≤ R ≤ l``), `g` = 9.81 m/s², `slope` ``γ`` = 0 rad (ground sloping down toward ``+x``).
+    **Arguments** (defaults of Font-Llagunes et al. 2010): `l` = 1 m, `m` = 5 kg, `b` = 0.5 m, `m_H` = 10 kg,
+    `R` = 0.3 m (any ``0 ≤ R ≤ l``), `g` = 9.81 m/s², `slope` ``γ`` = 0 rad (ground sloping down toward ``+x``).
     """
 
     l: Scalar
@@ -112,8 +112,8 @@ class CompassGait(AbstractCompassWalker):
         $$
 
         solved by Cramer's rule (the ``2×2`` matrix is positive definite). The same equations as the tree's
-        (:func:`~difimpact._models.walker.rolling_stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at ``R = 0``) in scalar
-        operations only, which under ``vmap`` are elementwise and fuse."""
+        (:func:`~difimpact._models.walker.rolling_stance_accelerations`; Goswami, Thuilot & Espiau 1998, eq. 1 at
+        ``R = 0``) in scalar operations only, which under ``vmap`` are elementwise and fuse."""
         q3, q4 = theta
         u3, u4 = theta_dot
         d, b, R = self.l - self.R, self.b, self.R
@@ -141,9 +141,9 @@ class CompassGait(AbstractCompassWalker):
         return jnp.stack([m22 * r1 - m12 * r2, m11 * r2 - m12 * r1]) / det
 
     def pre_impact_state(self, q3: ScalarLike, q3dot: ScalarLike = 1.0) -> tuple[Config, Velocity]:
-        """Symmetric heel-strike state of Font-Llagunes et al. 2010 (§4): ``q = [0, R, q3, 2 q3]`` (both arcs tangent to the
-        ground; the paper's ``q2 = 0`` differs by a vertical shift that does not change the impact),
-        stance foot rolling without slip ``q̇1 = R q̇3``, ``q̇2 = 0``, ``q̇4 = 0``."""
+        """Symmetric heel-strike state of Font-Llagunes et al. 2010 (§4): ``q = [0, R, q3, 2 q3]`` (both arcs tangent to
+        the ground; the paper's ``q2 = 0`` differs by a vertical shift that does not change the impact), stance foot
+        rolling without slip ``q̇1 = R q̇3``, ``q̇2 = 0``, ``q̇4 = 0``."""
         q3 = as_float("q3", q3, shape=())
         q3dot = as_float("q3dot", q3dot, shape=())
         zero = jnp.zeros_like(q3)

@@ -10,7 +10,8 @@ from .base import AbstractPlanarModel, _solve_coordinate, root_tolerance
 
 
 class CrutchWalker(AbstractPlanarModel):
-    """Four-segment model of swing-through crutch gait (Font-Llagunes et al. 2012, §2 and Table 1; Font-Llagunes et al. 2010, §4).
+    """Four-segment model of swing-through crutch gait (Font-Llagunes et al. 2012, §2 and Table 1; Font-Llagunes et al.
+    2010, §4).
 
     Coordinates ``q = [q1, q2, q3, q4, q5, q6]``: ``(q1, q2)`` the feet P, ``q3`` the absolute angle of the
     legs (from the upward vertical, positive forward), ``q4`` torso relative to legs, ``q5`` upper arms

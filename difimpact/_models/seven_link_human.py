@@ -68,9 +68,10 @@ class SevenLinkHuman(AbstractSteppingModel):
     """Seven-link sagittal human model of Ros et al. 2015 (§2.1, Figs. 1-2): Torso-Pelvis (HAT), two thighs, two
     shanks and two feet joined by revolute hips, knees and ankles.
 
-    Coordinates (Ros et al. 2015, eq. 1) $q = [x, y, \\theta, \\theta_H^R, \\theta_K^R, \\theta_A^R, \\theta_H^L, \\theta_K^L, \\theta_A^L]$: ``(x, y)`` the
-    lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and
-    ankle angles of the right (leading) and left (trailing) legs, each relative to the preceding segment.
+    Coordinates (Ros et al. 2015, eq. 1)
+    $q = [x, y, \\theta, \\theta_H^R, \\theta_K^R, \\theta_A^R, \\theta_H^L, \\theta_K^L, \\theta_A^L]$: ``(x, y)`` the
+    lumbar joint centre (LJC), ``θ`` the absolute Torso-Pelvis angle (0 upright), then the hip, knee and ankle angles of
+    the right (leading) and left (trailing) legs, each relative to the preceding segment.
     **All angles are clockwise** (positive toward +x, x forward, y up), the project's convention
     (CONVENTIONS.md), so each is **minus** Ros et al. 2015's counter-clockwise angle: a torso leaning forward has
     ``q[2] > 0``, and hip flexion, knee extension and ankle dorsiflexion are negative (knee flexion positive).
@@ -194,10 +195,10 @@ class SevenLinkHuman(AbstractSteppingModel):
         \\; \\mathbf v(MH^L) = 0,\\; \\dot\\theta_K^L = 0,\\; \\dot\\theta_A^L = \\omega_0,
         $$
 
-        with ``v0 = 1.61 m/s`` (Ros et al. 2015, §2.2) and the push-off rate `omega0` (−1 rad/s in Ros et al. 2015, §4.2-4.3),
-        counter-clockwise as in the paper (negative pushes the body up, §4.1): in the model's clockwise
-        coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the
-        model parameters.
+        with ``v0 = 1.61 m/s`` (Ros et al. 2015, §2.2) and the push-off rate `omega0` (−1 rad/s in Ros et al. 2015,
+        §4.2-4.3), counter-clockwise as in the paper (negative pushes the body up, §4.1): in the model's clockwise
+        coordinates the last condition is ``q̇[8] = −ω0``. Differentiable in `omega0`, `torso`, `v0` and the model
+        parameters.
         """
         theta = _torso(torso, posture)
         omega0 = as_float("omega0", omega0, shape=())

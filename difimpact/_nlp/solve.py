@@ -7,9 +7,10 @@ $$F(y, λ; p) = \begin{bmatrix} ∇_y f(y; p) + ∇_y h(y; p)^T λ - z_L + z_U \
 
 and with the bound multipliers eliminated (``Σ``) their Jacobian is the Newton matrix ``K`` of the last
 iteration without regularisation. The derivative of the solution with respect to the parameters ``p`` is
-$\partial (y, \lambda)/\partial p = -K^{-1} \partial F/\partial p$, so a reverse-mode pass solves one system ``K [v; w] = [\bar y; 0]`` and returns
-$\bar p = -(\partial F/\partial p)^T [v; w]$ — never by differentiating the iterations (Fiacco, *Introduction to Sensitivity
-and Stability Analysis in Nonlinear Programming*, 1983, Thm. 3.2.2; Amos & Kolter, *OptNet*, 2017, §3).
+$\partial (y, \lambda)/\partial p = -K^{-1} \partial F/\partial p$, so a reverse-mode pass solves one system
+``K [v; w] = [\bar y; 0]`` and returns $\bar p = -(\partial F/\partial p)^T [v; w]$ — never by differentiating the
+iterations (Fiacco, *Introduction to Sensitivity and Stability Analysis in Nonlinear Programming*, 1983, Thm. 3.2.2;
+Amos & Kolter, *OptNet*, 2017, §3).
 """
 
 import dataclasses

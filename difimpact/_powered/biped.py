@@ -8,13 +8,15 @@ $$M_{θθ}(θ)\,\ddot θ = B_θ u - c_θ(θ, \dot θ),\qquad F = M_{bθ}\,\ddot 
 
 the second giving the ground's force ``F = (F_t, F_n)`` on the stance foot. An actuator between bodies ``a`` and
 ``b`` applies ``u`` to ``a`` and ``−u`` to ``b`` (positive clockwise, the package's angle direction), so its column
-of ``B`` is $(\partial \theta_a/\partial q - \partial \theta_b/\partial q)^T$: joint torques for any tree, whatever its coordinates.
+of ``B`` is $(\partial \theta_a/\partial q - \partial \theta_b/\partial q)^T$: joint torques for any tree, whatever its
+coordinates.
 
 Heel strike is the impulsive impact of :func:`~difimpact.constrained_impact` with the swing foot sticking and the
-trailing foot free, $M (\dot{q}^+ - \dot{q}^-) = A^T \lambda$, $A \dot{q}^+ = 0$ with ``A`` the swing foot's Jacobian (Font & Kövecses 2008, eq. 3;
-Westervelt et al., *Feedback Control of Dynamic Bipedal Robot Locomotion*, 2007, §3.4.2); the trailing foot's
-post-impact normal velocity $v_{Sn}^+$ must be positive for it to lift off (Font & Kövecses 2008, eq. 4). The legs are then
-relabelled: every body takes the angle of its mirror image, $\theta^+ = R \theta^-$, $\dot \theta^+ = R \dot q^+_\theta$.
+trailing foot free, $M (\dot{q}^+ - \dot{q}^-) = A^T \lambda$, $A \dot{q}^+ = 0$ with ``A`` the swing foot's Jacobian
+(Font & Kövecses 2008, eq. 3; Westervelt et al., *Feedback Control of Dynamic Bipedal Robot Locomotion*, 2007, §3.4.2);
+the trailing foot's post-impact normal velocity $v_{Sn}^+$ must be positive for it to lift off (Font & Kövecses 2008,
+eq. 4). The legs are then relabelled: every body takes the angle of its mirror image, $\theta^+ = R \theta^-$,
+$\dot \theta^+ = R \dot q^+_\theta$.
 """
 
 import equinox as eqx
@@ -87,7 +89,8 @@ class PoweredBiped(eqx.Module):
         return len(self.actuators)
 
     def actuation(self) -> np.ndarray:
-        """``B`` ``(n, k)``: column ``j`` is $(\\partial \\theta_a/\\partial q - \\partial \\theta_b/\\partial q)^T$ of actuator ``(a, b)``."""
+        """``B`` ``(n, k)``: column ``j`` is $(\\partial \\theta_a/\\partial q - \\partial \\theta_b/\\partial q)^T$ of
+        actuator ``(a, b)``."""
         tree = self.model.tree()
         rows = tree._angle_rows()
         return np.stack([rows[_body(tree, a, "actuators")] - rows[_body(tree, b, "actuators")]

@@ -115,11 +115,11 @@ def work_balance(gait: OptimalGait, *, kp=0.0, kd=0.0, clock: str = "time", x0=N
 
     $$W = \int_0^{T} \sum_i u_i\,\omega_i\,dt \;=\; T^- - T^+,$$
 
-    $\omega = B_\theta^T \dot\theta$ the actuated joints' rates (:meth:`~difimpact.PoweredBiped.joint_rates`), ``u`` the torques
-    applied. Over one step the work–energy theorem gives $W = (T^- + V^-) - (T_0 + V_0)$; on a periodic orbit
-    the next step starts where this one's heel strike leaves it, $T_0 = T^+$, and on level ground the
-    relabelled posture has the same height, $V_0 = V^-$; so ``W = T⁻ − T⁺``: every joule the actuators put in is
-    lost at heel strike (Kuo 2002; Ros et al. 2015, eq. 23 for the loss).
+    $\omega = B_\theta^T \dot\theta$ the actuated joints' rates (:meth:`~difimpact.PoweredBiped.joint_rates`), ``u`` the
+    torques applied. Over one step the work–energy theorem gives $W = (T^- + V^-) - (T_0 + V_0)$; on a periodic orbit
+    the next step starts where this one's heel strike leaves it, $T_0 = T^+$, and on level ground the relabelled posture
+    has the same height, $V_0 = V^-$; so ``W = T⁻ − T⁺``: every joule the actuators put in is lost at heel strike (Kuo
+    2002; Ros et al. 2015, eq. 23 for the loss).
 
     The collocated optimum satisfies this only up to its discretisation error (its Simpson quadrature
     ``gait.net_work``; its start is periodic only to that error). The hybrid ODE under the optimum's

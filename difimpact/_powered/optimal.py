@@ -158,7 +158,8 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         rate_limits=rate_limits,
         friction=opt("friction", friction), clearance=None if clearance is None else as_float(
             "clearance", clearance, shape=()).astype(dtype),
-        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, rate_pairs=rate_pairs, method=method,
+        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, rate_pairs=rate_pairs,
+        method=method,
         segments=int(segments), cost=cost, normalise=normalise, foot_velocity=foot_velocity,
         lift_off=lift_off)
 

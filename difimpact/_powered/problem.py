@@ -2,9 +2,10 @@ r"""One step of a symmetric periodic gait as a nonlinear program: variables, cos
 
 The variables are the joint states ``x_i = (θ_i, θ̇_i)`` and torques ``u_i`` at the collocation points
 (:mod:`.collocation`) and, with a free step time, ``T``. The step is periodic through the heel-strike map and
-the legs' relabelling (:class:`~difimpact.PoweredBiped`): ``θ_0 = R θ_G``, $\dot\theta_0 = R \dot q^+_\theta (\theta_G, \dot\theta_G)$; the
-swing foot ends on the ground at the step length. Costs (Kelly 2017, eq. 7.1; Srinivasan & Ruina, *Computer
-optimization of a minimal biped model discovers walking and running*, Nature 439, 2006):
+the legs' relabelling (:class:`~difimpact.PoweredBiped`): ``θ_0 = R θ_G``,
+$\dot\theta_0 = R \dot q^+_\theta (\theta_G, \dot\theta_G)$; the swing foot ends on the ground at the step length. Costs
+(Kelly 2017, eq. 7.1; Srinivasan & Ruina, *Computer optimization of a minimal biped model discovers walking and
+running*, Nature 439, 2006):
 
 $$J_{u^2} = \int_0^T \sum_j u_j^2\,dt,\qquad J_{W^+} = \int_0^T \sum_j \max(0, u_j ω_j)\,dt,$$
 

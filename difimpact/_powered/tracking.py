@@ -143,8 +143,8 @@ def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0,
     the legs' relabelling.
 
     **The controller.** The torques are the optimum's plus PD feedback on the actuators' joint angles
-    $\omega  = B_\theta^T \theta$ and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`), against the
-    optimum at a point ``τ`` of its step,
+    $\omega  = B_\theta^T \theta$ and rates (``B_θ`` the joint rows of :meth:`~difimpact.PoweredBiped.actuation`),
+    against the optimum at a point ``τ`` of its step,
 
     $$u = u^*(τ) + K_p\,B_θ^T\big(θ_d - θ\big) + K_d\,B_θ^T\big(\dot θ_d - \dot θ\big),$$
 
@@ -152,16 +152,17 @@ def tracking_stride(gait: OptimalGait, x: Float[Array, " s"], *, kp=0.0, kd=0.0,
     own interpolation (:meth:`~difimpact.OptimalGait.state`: Hermite–Simpson's cubic states and quadratic
     torques per segment), held at its end value outside $[0, T^*]$. The `clock` says what ``τ`` is:
 
-    - ``"time"``: the time since the last heel strike; $\theta_d = \theta^*(\tau)$, $\dot \theta_d = \dot \theta^*(\tau)$: PD on the
-      optimal joint trajectory, a time-varying controller. Held after $T^*$, the reference is continuous, so
-      the stride map stays continuously differentiable where the step time crosses $T^*$.
+    - ``"time"``: the time since the last heel strike; $\theta_d = \theta^*(\tau)$,
+      $\dot \theta_d = \dot \theta^*(\tau)$: PD on the optimal joint trajectory, a time-varying controller. Held after
+      $T^*$, the reference is continuous, so the stride map stays continuously differentiable where the step time
+      crosses $T^*$.
     - ``"phase"``: virtual constraints as in hybrid zero dynamics (Westervelt, Grizzle & Koditschek, *IEEE TAC*
       48, 2003), the optimum being the constraint: ``τ`` is where the optimum's phase $c^T \theta^*$ equals the
       walker's, $s = c^T \theta$, the stance link's absolute angle (the unactuated coordinate of the walkers here; it
-      must be monotonic along the optimum); $\theta_d = \theta^*(\tau)$, $\dot \theta_d = \dot \theta^*(\tau)\,\dot s / \dot s^*(\tau)$.
-      A time-invariant controller; PD on the outputs $B_\theta^T(\theta  - \theta_d(\theta))$, not the papers' feedback
-      linearisation, so the outputs vanish only as the gains grow, and the gait tends to the hybrid zero
-      dynamics' as they do.
+      must be monotonic along the optimum); $\theta_d = \theta^*(\tau)$,
+      $\dot \theta_d = \dot \theta^*(\tau)\,\dot s / \dot s^*(\tau)$. A time-invariant controller; PD on the outputs
+      $B_\theta^T(\theta  - \theta_d(\theta))$, not the papers' feedback linearisation, so the outputs vanish only as
+      the gains grow, and the gait tends to the hybrid zero dynamics' as they do.
 
     **The step** ends at heel strike: the swing foot's height ``h`` reaching zero from above once the event is
     armed, which it is when the foot is both above the ground by ``δ = 10⁻⁶`` m and ahead of the stance foot by

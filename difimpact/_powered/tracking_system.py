@@ -36,8 +36,9 @@ class _Reference(eqx.Module):
         return x[:j], x[j:], u
 
     def time_of(self, s, c) -> Scalar:
-        """``τ`` where the reference's phase $c^T \\theta^*(\\tau)$ (increasing) is ``s``: the inverse of the collocation
-        points' piecewise-linear phase, then three Newton steps on the interpolated one; clipped to $[0, T^*]$."""
+        """``τ`` where the reference's phase $c^T \\theta^*(\\tau)$ (increasing) is ``s``: the inverse of the
+        collocation points' piecewise-linear phase, then three Newton steps on the interpolated one; clipped to
+        $[0, T^*]$."""
         j = c.shape[0]
         tau = jnp.interp(s, self.x[:, :j] @ c, self.t)
         for _ in range(3):
@@ -100,8 +101,9 @@ class TrackingSystem(AbstractHybridSystem):
         return c * jnp.sign(self.gait.theta[-1] @ c - self.gait.theta[0] @ c)
 
     def desired(self, t, theta, theta_dot) -> tuple[Float[Array, " j"], Float[Array, " j"], Float[Array, " k"]]:
-        """The reference $(\\theta_d, \\dot\\theta_d, u^*)$ at time ``t`` since heel strike, or at the phase of ``θ``: there
-        $\\theta_d = \\theta^*(\\tau_s)$, $\\dot\\theta_d = \\dot\\theta^*(\\tau_s) \\dot s / \\dot s^*(\\tau_s)$ with $c^T \\theta^*(\\tau_s) = c^T \\theta$."""
+        """The reference $(\\theta_d, \\dot\\theta_d, u^*)$ at time ``t`` since heel strike, or at the phase of ``θ``:
+        there $\\theta_d = \\theta^*(\\tau_s)$, $\\dot\\theta_d = \\dot\\theta^*(\\tau_s) \\dot s / \\dot s^*(\\tau_s)$
+        with $c^T \\theta^*(\\tau_s) = c^T \\theta$."""
         if self.clock == "time":
             return self.reference(t)
         c = self.phase_row()

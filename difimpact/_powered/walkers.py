@@ -26,8 +26,8 @@ def five_link_walker(model: FiveLinkBiped | None = None) -> PoweredBiped:
 
 
 def biped_torso_walker(model: BipedWithTorso | None = None) -> PoweredBiped:
-    """Font & Kövecses 2008's :class:`~difimpact.BipedWithTorso` walking on its point feet, the right leg in stance, powered by
-    two hip torques: torso against the stance leg, swing leg against the torso."""
+    """Font & Kövecses 2008's :class:`~difimpact.BipedWithTorso` walking on its point feet, the right leg in stance,
+    powered by two hip torques: torso against the stance leg, swing leg against the torso."""
     model = BipedWithTorso() if model is None else model
     instance("model", model, BipedWithTorso)
     return PoweredBiped(model, "P_R", "P_L", (("torso", "right_leg"), ("left_leg", "torso")),

@@ -9,7 +9,8 @@ _COMPASS_UNITS = "q3_deg [deg], R [m], energy_loss [J], vy_trailing, v_hip [m/s]
 _COMPASS_KEYS = ("method", "q3_deg", "R", "energy_loss", "vy_trailing", "v_hip")
 _COMPASS_VELOCITIES = (("v_hip", "hip speed v_H⁺"), ("vy_trailing", "trailing foot q̇2⁺"))
 _COMPASS_QUANTITIES = (("v_hip", "v_H⁺"), ("vy_trailing", "q̇2⁺"), ("energy_loss", "energy loss"))
-_COMPASS_SYMBOLS = "v_H⁺: hip speed after the impact; q̇2⁺: vertical velocity of the trailing (stance) foot's arc centre"
+_COMPASS_SYMBOLS = ("v_H⁺: hip speed after the impact; q̇2⁺: vertical velocity of the trailing (stance) foot's arc "
+                    "centre")
 
 
 def _compass_rows(q3, R, imp, comp):
