@@ -54,7 +54,7 @@ class ContactGait(eqx.Module):
 
     - `points`: the contact candidates (feet points) by name; `phases`: :class:`ContactPhase` in order.
     - `actuated`: the coordinates the torques drive (``B`` has a unit column per one).
-    - `mirror`: the coordinates' permutation at relabelling (``q^+ = q^-[mirror]``, the legs exchanged).
+    - `mirror`: the coordinates' permutation at relabelling (``q⁺ = q⁻[mirror]``, the legs exchanged).
     - `strike`: the impact's contact rows, the striking point first (its ``x`` is the step length).
     - `touchdowns`: ``(phase, point)``: `point` lands at rest at `phase`'s start.
     - `end_clearance`: points above the ground at the step's last point (besides every phase's free points at

@@ -12,7 +12,7 @@ ELASTOMER_ON_CONCRETE = (0.1e9, 0.5, 30e9, 0.2)
 ν_p)``, the sphere's Young's modulus and Poisson's ratio, then the plane's (Font-Llagunes et al. 2012, §5)."""
 
 CHI = 1e7
-"""Hunt–Crossley damping ``χ`` [N s/m^2.5] of the tip (Font-Llagunes et al. 2012, §5)."""
+"""Hunt–Crossley damping ``χ`` [N s/m$^{2.5}$] of the tip (Font-Llagunes et al. 2012, §5)."""
 
 
 def tip_contact(kn_factor: float = 1.0, chi_factor: float = 1.0, mu: float = 0.75) -> Contact:
