@@ -115,9 +115,9 @@ def test_checks_recorded_at_top_level_and_nan_deeper():
     out = jax.jit(GUARDED)(jnp.array([1.0, 6.0]))
     assert out[0] == 1.0 and np.isnan(out[1])
     assert _check.mode() == "raise"
-    with pytest.raises(ValueError, match="`x` must not exceed 5"):  # concrete: ValueError, in any mode
-        with _check.entry_point(record=True):
-            _check.check(jnp.ones(1), jnp.array([True]), "`x` must not exceed 5.")
+    # a concrete value raises ValueError in any mode
+    with pytest.raises(ValueError, match="`x` must not exceed 5"), _check.entry_point(record=True):
+        _check.check(jnp.ones(1), jnp.array([True]), "`x` must not exceed 5.")
     assert _check.mode() == "raise"
 
 
