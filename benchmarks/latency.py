@@ -70,7 +70,7 @@ from _kelly_ipopt import kelly_problem
 sol = kelly_problem(method="hermite-simpson", segments=6).solve()
 print(float(sol["cost"]), time.perf_counter() - start)
 """
-REPRODUCE = "import sys, _compile_profile; from difimpact._cli import main; sys.exit(main(sys.argv[1:]))"
+REPRODUCE = "import sys, _compile_profile; from _difimpact_cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def timed(cmd, env, profile) -> tuple[float, float, str, dict]:
