@@ -201,8 +201,9 @@ class MultiPhaseProblem(eqx.Module):
         return self.constraints(z)[1]
 
     def _inequality(self, lam, y, q, qd, impact):
-        mass = jnp.sum(self.model.tree().mass)
-        lam = lam / (mass * self.model.g)  # forces in body weights, impulses in m/s: rows of order one
+        tree = self.model.tree()
+        mass = jnp.sum(tree.mass)
+        lam = lam / (mass * tree.g)  # forces in body weights, impulses in m/s: rows of order one
         n, t = lam[:, 0::2], lam[:, 1::2]
         candidates = jnp.concatenate([n, self.friction * n - t, self.friction * n + t, y], axis=1)
         impulses = impact.impulses / mass
