@@ -37,10 +37,6 @@ COULOMB = di.Coulomb(0.75)
 LAWS = dict(normal=TIP.normal_law, friction=TIP.friction_law)  # the tip's laws, by keyword
 
 
-def _coulomb(point, mu):
-    return di.Contact(point, friction_law=di.Coulomb(mu))
-
-
 def _nan_at(x, i=0):
     return jnp.asarray(x).at[i].set(NAN)
 
@@ -259,7 +255,7 @@ CASES = [
     # -- objectives and optimisation
     ("energy_loss-separating", lambda: di.energy_loss(CW, Q, QDOT_UP, stick=("Q",)), TRACED,
      "`stick` point 'Q' is not approaching"),
-    ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, _coulomb("Q", -0.5)), EAGER,
+    ("sliding_margin-mu-negative", lambda: di.sliding_margin(CW, Q, QDOT, "Q", friction=di.Coulomb(-0.5)), EAGER,
      "`mu` must be non-negative"),
     ("loss_per_distance-no-step-length", lambda: di.loss_per_distance(CW, Q, di.constrained_impact(M, A, QDOT)),
      EAGER, "CrutchWalker defines no `step_length`"),
