@@ -210,6 +210,8 @@ def test_vmapped_compliant_phase_calls_no_lapack():
 
     def compliant(q3):
         q, qd = walker.pre_impact_state(q3, -0.2)
-        return di.compliant_impact(walker, q, qd, (tip_contact(),), max_steps=16, throw=False).peak_normal_force
+        tip = tip_contact()
+        return di.compliant_impact(walker, q, qd, "Q", normal=tip.normal_law, friction=tip.friction_law,
+                                   max_steps=16, throw=False).peak_normal_force
 
     assert _lapack_targets(compliant, jnp.full(3, 0.2)) == []
