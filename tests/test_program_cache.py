@@ -90,6 +90,20 @@ def test_failed_result_raised_after_the_program_or_returned():
     assert di.constrained_impact(M, A, big, throw=False).result == di.ImpactResults.nonfinite
 
 
+def test_a_deep_check_made_nan_is_still_raised():
+    """A massless forearm makes `M` singular: the LDLᵀ pivot check inside `frictional_impact`'s solve (a custom
+    derivative, deeper than the program's top level) makes its values NaN, and the map's own check on them raises,
+    naming `M`, at top level and inside a caller's `jit` alike: never a silent NaN."""
+    massless = eqx.tree_at(lambda w: (w.masses, w.inertias), CW, (CW.masses.at[3].set(0.0),
+                                                                   CW.inertias.at[3].set(0.0)))
+    match = "`M` positive definite"
+    with pytest.raises(eqx.EquinoxRuntimeError, match=match):
+        di.frictional_impact(massless, Q, QDOT, "Q", friction=di.Coulomb(0.75))
+    with pytest.raises(TRACED, match=match):
+        jax.block_until_ready(jax.jit(lambda w: di.frictional_impact(w, Q, QDOT, "Q", friction=di.Coulomb(0.75))
+                                      .qdot_plus)(massless))
+
+
 def _guarded(x):
     """A check on the input at the program's top level, and one on each member inside a ``vmap``."""
     x = _check.check(x, x[0] < 0, "`x[0]` must be non-negative.")
