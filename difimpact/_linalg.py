@@ -51,7 +51,8 @@ def solve_spd(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a")
     ``a`` every pivot is ``d_j ≥ λ_min(a) > 0``, so no pivoting is needed (a symmetric indefinite ``a`` whose
     leading minors are nonzero is solved exactly too). A pivot with ``|d_j| ≤ n ε max_i |a_ii|`` (``a``
     singular to working precision, e.g. a massless segment; or a zero leading minor) raises ``ValueError``
-    naming `name` (``equinox.error_if`` under ``jit``/``vmap``) instead of returning infinities.
+    naming `name` (``equinox.error_if`` under ``jit``/``vmap``; NaN inside an entry point's program, whose result
+    reports it: :mod:`difimpact._check`) instead of returning infinities.
 
     **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``, or a tuple of such right-hand sides, which share
     one factorisation; `name` the argument named in the error.
@@ -153,7 +154,7 @@ def solve(a: Float[Array, "n n"], b: Float[Array, "n ..."], name: str = "a") -> 
     r"""Solve ``a x = b`` for a general square ``a`` of static small size by an unrolled ``LU`` factorisation
     with partial pivoting (Golub & Van Loan, *Matrix Computations*, 4th ed., Alg. 3.4.1, as LAPACK ``getrf``).
     A pivot with ``|u_jj| ≤ n ε max|a|`` raises ``ValueError`` naming `name` (``equinox.error_if`` under
-    ``jit``/``vmap``).
+    ``jit``/``vmap``; NaN inside an entry point's program: :mod:`difimpact._check`).
 
     **Arguments:** `a` ``(n, n)``; `b` ``(n,)`` or ``(n, k)``; `name` the argument named in the error.
 
