@@ -2,7 +2,9 @@
 
 Concrete values are checked in Python and raise ``ValueError``/``TypeError`` naming the argument; traced values
 (inside ``jit``/``vmap``/``grad``) are checked with :func:`equinox.error_if`, which raises the same message at
-run time. Value checks return the validated array so the check cannot be optimised away.
+run time. Inside the program of an entry point called from Python the same checks are flags that it returns and
+raises after it, or NaN deeper in (:mod:`difimpact._check`). Value checks return the validated array so the check
+cannot be optimised away.
 """
 
 import math
