@@ -4,7 +4,8 @@ holds a coordinate that no body with mass moves by ``Z_Uᵀ D Δq̇ = 0`` (the l
 and ``D`` turn with ``q``, and the derivatives held them fixed: the massless torso's post-impact rate was 45 % off
 in its derivative in the stance angle, a push-off's velocity on massless legs 93 %. At a mass of exactly zero
 the maps are smooth in ``q``, so central finite differences there check them independently; forward and
-reverse mode agree."""
+reverse mode agree. Bodies of tiny mass ``m`` (1e-10 kg) lost ``ε ‖M‖ / m`` of their rates' derivatives to the
+heavy terms' rounding (2e-6 relative at 1e-8 kg); they are now as accurate."""
 
 import jax
 import jax.numpy as jnp
@@ -33,7 +34,8 @@ def programs():
     return (jax.jit(_outputs), jax.jit(jax.jacfwd(_outputs)), jax.jit(jax.jacrev(_outputs)))
 
 
-@pytest.mark.parametrize("masses", [(5.0, 0.0), (0.0, 10.0), (0.0, 0.0)], ids=["torso", "legs", "both"])
+@pytest.mark.parametrize("masses", [(5.0, 0.0), (0.0, 10.0), (0.0, 0.0), (5.0, 1e-10), (1e-10, 10.0)],
+                         ids=["torso", "legs", "both", "tiny-torso", "tiny-legs"])
 def test_posture_derivatives_at_massless_bodies(programs, masses):
     f, forward, reverse = programs
     angles, masses = jnp.deg2rad(jnp.array([25.0, -5.0])), jnp.array(masses)

@@ -100,6 +100,21 @@ def _unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dB, G, sc: Scaling):
     return sc.P_U @ (dX.T @ (X @ w) - dB @ G)
 
 
+def _light_rows(M_H, M_L, A, dM_H, dM_L, dA, G, sc: Scaling):
+    r"""The light rows' right-hand side ``(P_N − P_U)(dAᵀ W − dM G)`` without its heavy terms: ``P_N M_H = 0`` and
+    ``P_N Aᵀ = 0`` for every ``q`` (``N = null(Y)``, ``Y = [M_H/σ; A/r]``, at constant rank) and
+    ``M_H G = Aᵀ W − M_L G`` give ``P_N (dAᵀ W − dM_H G) = dP_N M_L G``, so the rows are
+    ``−(P_N − P_U)(dP_N M_L + dM_L) G``, ``dP_N = −Y⁺ dY P_N − P_N dYᵀ Y⁺ᵀ``: light terms alone. Formed as written,
+    ``dM_H G`` and ``dAᵀ W`` are of the heavy scale and their rounding (``ε ‖M_H‖ ‖G‖``) would cost a light body of
+    mass ``m`` the share ``ε ‖M_H‖ / m`` of its rates' derivatives."""
+    Y = jnp.concatenate([M_H / sc.sigma, A / sc.r[:, None]])
+    dY = jnp.concatenate([dM_H / sc.sigma, dA / sc.r[:, None]])
+    pinv, _ = solve_lu(Y.T @ Y + sc.P_N, Y.T)
+    pinv = jnp.where((jnp.trace(sc.P_N - sc.P_U) > 0.5) & jnp.isfinite(pinv), pinv, 0.0)  # constant in tangents
+    T = pinv @ dY @ sc.P_N
+    return -(sc.P_N - sc.P_U) @ (-(T + T.T) @ (M_L @ G) + dM_L @ G) / sc.s
+
+
 @inverse_columns.defjvp
 def _inverse_columns_jvp(primals, tangents):
     """``K [dG; dW] = −dK [G; W]`` with ``dK = [dM −dAᵀ; dA 0]``, ``dM = dM_H + dM_L`` (the scaling is held), and
@@ -115,7 +130,10 @@ def _inverse_columns_jvp(primals, tangents):
         X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
         G, W = _unscaled(X, n, sc)
         f = dA.T @ W - (dM_H + dM_L) @ G
-        rhs = _scaled_rhs(f, -(dA @ G), sc).at[:n].add(_unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dsc.B, G, sc))
+        eye = jnp.eye(n, dtype=M_H.dtype)
+        top = ((eye - sc.P_N) @ f / sc.sigma + _light_rows(M_H, M_L, A, dM_H, dM_L, dA, G, sc)
+               + _unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dsc.B, G, sc))
+        rhs = jnp.concatenate([top, -(dA @ G) / sc.r[:, None]])
         dX = _solve(factors, K_hat, rhs)
         dG, dW = _unscaled(dX, n, sc)
     pivot = relative_pivot(K_hat, factors)
