@@ -36,6 +36,7 @@ _TOPICS = (  # (topic, heading, module prefixes)
     ("powered", "The seven-link human walking", ("difimpact._human_gait",)),
     ("powered", "Multi-phase gaits: your own layout", ("difimpact._collocation",)),
     ("importers", "Importing and exporting models", ("difimpact._io",)),
+    ("index", "Compilation", ("difimpact._cache",)),
 )
 _RESULT_HEADINGS = (  # results page: (heading, module prefixes)
     ("Impulsive maps", ("difimpact._impact",)),
