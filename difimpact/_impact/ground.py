@@ -170,9 +170,8 @@ def impact(model: AbstractPlanarModel, q: Config, qdot_minus: Velocity, *, stick
 
     Constraint rows after the impact, in this order (also the layout of ``impulses``):
 
-    1. each point of `stick` collides and sticks: rows ``[normal; tangential]`` of
-       ``model.contact_jacobian`` with ``v⁺ = 0`` (Font & Kövecses 2008, eq. 3), or a normal velocity ``v_n⁺ = −e v_n⁻``
-       with `restitution` (below);
+    1. each point of `stick` collides and sticks: rows ``[normal; tangential]`` of ``model.contact_jacobian`` with
+       ``v⁺ = 0`` (Font & Kövecses 2008, eq. 3), or a normal velocity ``v_n⁺ = −e v_n⁻`` with `restitution` (below);
     2. each coordinate of `blocked` (name or index): ``q̇_j⁺ = 0``, or ``q̇_j⁺ = `` the given value when
        `blocked` is a mapping (partial blocking, Ros et al. 2015, eqs. 5, 10–12), a mapping's coordinates in sorted
        order (as JAX flattens a ``dict``); with `blocked_active`, only those where it is not ``False`` (the
