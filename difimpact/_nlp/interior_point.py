@@ -27,13 +27,12 @@ least-squares estimate (§3.6).
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._custom_types import Array, Bool, Float, Int, Scalar
 from . import newton, restoration
 from .filter import Filter, search
+from .matrix import AbstractMatrix
 from .solution import NLPOptions, NLPResults
-from .matrix import AbstractMatrix, SparseMatrix
 from .sparsity import hessian, values_and_jacobians, zero_hessian
 
 _KAPPA_CURVATURE = 1e-10  # the curvature test's κ
@@ -152,29 +151,17 @@ def newton_solve(R: newton.Reduced, p: Scaled, lin: Linearisation, rhs):
     return jnp.concatenate([dx, ds]), jnp.concatenate([lam_c, lam_d])
 
 
-def _nonnegative_diagonal(W: AbstractMatrix) -> Bool[Array, ""]:
-    """Whether ``W`` is diagonal with no negative entry (zero in a linear program). Then ``A = W + Σ_x + δ_w I +
-    J_dᵀ E J_d`` is positive definite for any ``δ_w > 0``, and the matrix has the inertia ``(n, m_c, 0)`` wherever
-    it is regular, without the inertia test: that test's rounding (``ε ρ max|J_c|²``, :mod:`.inertia`) would
-    otherwise hold ``δ_w`` near ``10⁻¹⁰`` along a direction of zero curvature in ``null(J_c)``, and the steps of an
-    unbounded linear program to about ``‖∇f‖ / 10⁻¹⁰`` an iteration, so that they never reach
-    `diverging_iterates_tol`."""
-    if isinstance(W, SparseMatrix):
-        diagonal = W.pattern.rows == W.pattern.cols
-        values = W.values
-    else:
-        values = W.dense()
-        diagonal = np.eye(values.shape[0], dtype=bool)
-    return jnp.all(jnp.where(diagonal, values >= 0, values == 0))
-
-
 def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
     """Factor and solve the Newton system, raising ``δ_w`` until the step passes the curvature test and ``δ_c``
     when the matrix is singular (one loop, one traced factorisation). Returns the factors, the step, ``δ_w`` and
     whether a step was found."""
     zero = jnp.zeros_like(mu)
     n = p.n
-    separable = _nonnegative_diagonal(W)
+    # W diagonal and nowhere negative (a linear program): A = W + Σ_x + δ_w I + J_dᵀ E J_d is positive definite for
+    # any δ_w > 0, so the matrix has the inertia (n, m_c, 0) wherever it is regular, without the inertia test,
+    # whose rounding (ε ρ max|J_c|², :mod:`.inertia`) would hold δ_w near 1e-10 along a direction of zero
+    # curvature in null(J_c), and an unbounded LP's steps to about ‖∇f‖ / 1e-10 an iteration
+    separable = W.nonnegative_diagonal()
 
     def attempt(delta_w, delta_c):
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,

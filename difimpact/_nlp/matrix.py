@@ -105,6 +105,16 @@ class AbstractMatrix(eqx.Module):
     def abs_max(self) -> Scalar:
         return jnp.max(jnp.abs(self.stored), initial=0.0)
 
+    def nonnegative_diagonal(self) -> Bool[Array, ""]:
+        """Whether the matrix is diagonal with no negative entry (stored off-diagonal entries zero)."""
+        if isinstance(self, SparseMatrix):
+            diagonal = self.pattern.rows == self.pattern.cols
+            values = self.values
+        else:
+            values = self.dense()
+            diagonal = np.eye(values.shape[0], dtype=bool)
+        return jnp.all(jnp.where(diagonal, values >= 0, values == 0))
+
 
 class DenseMatrix(AbstractMatrix):
     """Every entry stored."""
