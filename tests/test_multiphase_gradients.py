@@ -77,7 +77,7 @@ def test_own_model_and_layout_walk(nominal):
     """The compass biped's optimal step: converged, periodic through the strike, the stance foot's normal force
     positive, the swing foot above the ground at every interior point, the step at the asked speed."""
     assert nominal.result == di.NLPResults.successful
-    c, d = jax.jit(nominal.problem.constraints)(nominal.solution.x)
+    c, d = eqx.filter_jit(lambda p, z: p.constraints(z))(nominal.problem, nominal.solution.x)
     assert float(jnp.max(jnp.abs(c))) < 1e-8 and float(jnp.min(d)) > -1e-8
     assert float(jnp.min(nominal.forces[:, 0])) > 0.0
     np.testing.assert_allclose(float(nominal.speed), 1.0, rtol=1e-9)
