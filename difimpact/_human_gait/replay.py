@@ -121,7 +121,7 @@ def _replay(step, gait, start, durations):
     start = np.concatenate([np.asarray(gait.q[0]), np.asarray(gait.qdot[0])]) if start is None else start
     durations = np.asarray(gait.durations) if durations is None else durations
     Y, end, landing, strike, loss, impulses, e_minus = step(start[None], np.asarray(durations)[None])
-    e0 = float(ph.energy(step.model, jnp.asarray(start[:N]), jnp.asarray(start[N:])))
+    e0 = float(ph.energy(step.human, jnp.asarray(start[:N]), jnp.asarray(start[N:])))
     return {"closure": float(np.max(np.abs(end[0] - start))), "work": float(Y[0, 2 * N]),
             "contact_work": float(Y[0, 2 * N + 1]), "energy_change": float(e_minus[0]) - e0,
             "impact_loss": float(loss[0]), "impulses": impulses[0], "landing": landing[0], "strike": float(strike[0]),
