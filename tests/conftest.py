@@ -89,7 +89,19 @@ def pytest_runtest_teardown(item, nextitem):
         collect_and_freeze()
 
 
+# CI's second stage (`.ci/run`: `-m stage2`): the slow checks that guard the gaits against IPOPT and the programs
+# kept across processes. Besides the tests marked `stage2` where they are, every slow test of these modules but the
+# continuation in speed (8 minutes) and periodic_gait's known callbacks. The other slow tests (the multi-phase
+# layer's own layouts against IPOPT and its gradients through the solve among them) are run by hand: CI's 30 minutes
+# hold no more.
+_STAGE2_MODULES = ("test_human_gait.py", "test_human_tracking.py", "test_gait_cache.py", "test_program_cache.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.path.name in _STAGE2_MODULES and item.get_closest_marker("slow")
+                and "continuation" not in item.name and "periodic_gait" not in item.name):
+            item.add_marker(pytest.mark.stage2)
     rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the order within a module stays
 

@@ -16,6 +16,9 @@ KEYS = {
     "gait-round-feet": {"R", "slope_deg", "half_angle", "step_time", "speed", "loss_per_distance", "rho"},
 }
 
+# Kept out of the README's test command; the tests marked stage2 run in CI's second stage.
+pytestmark = pytest.mark.slow
+
 
 CONTINUED = ("gait-simplest-walker", "gait-compass", "gait-round-feet")  # one compilation per walker family
 
@@ -42,6 +45,7 @@ def _files_and_keys(out, rows):
         assert list((out / name).glob("*.png"))
 
 
+@pytest.mark.stage2
 def test_files_and_keys(run):
     _files_and_keys(*run)
     assert set(run[1]) == set(CONTINUED)
@@ -60,6 +64,7 @@ def test_rimless_wheel_rows(wheel):
             assert abs(r["energy_loss"] / (9.81 * 2 * math.sin(a) * math.sin(r["slope"])) - 1) < 1e-9
 
 
+@pytest.mark.stage2
 def test_simplest_walker_rows(run):
     rows = run[1]["gait-simplest-walker"]
     at = next(r for r in rows if r["slope"] == 0.009 and r["branch"] == "long")
@@ -79,6 +84,7 @@ def _scipy_gait(row):
     return simplest_walker_gait(np.array([-theta, rate, rate * (1 - math.cos(2 * theta))]), row["slope"])
 
 
+@pytest.mark.stage2
 def test_period_two_branch_whatever_the_eigenvector_sign(run, monkeypatch):
     """The period-2 branch is found and is the same whichever sign the eigensolver gives the flip eigenvector
     (rounding can flip it; from one side Newton fails). The experiment's own continuation, programs already
@@ -96,6 +102,7 @@ def test_period_two_branch_whatever_the_eigenvector_sign(run, monkeypatch):
     np.testing.assert_allclose(half_angles[1], half_angles[0], rtol=1e-9)
 
 
+@pytest.mark.stage2
 def test_simplest_walker_short_gait_and_period_doubling_scipy(run):
     """The short gait at γ = 0.009 and the first period doubling against an independent solve_ivp + fsolve
     stride map: the fixed point, the largest multiplier (finite differences), a multiplier −1 at our slope."""
@@ -110,6 +117,7 @@ def test_simplest_walker_short_gait_and_period_doubling_scipy(run):
     assert np.min(np.abs(np.linalg.eigvals(J) + 1)) < 1e-4
 
 
+@pytest.mark.stage2
 def test_simplest_walker_no_fold_scipy(run):
     """No fold on either period-one branch: none located, and with the solve_ivp + fsolve map ``det(I − ∂P/∂x)``
     keeps its sign from γ = 0.009 to the end of the range on each branch (long: positive, short: negative)."""
@@ -124,6 +132,7 @@ def test_simplest_walker_no_fold_scipy(run):
             assert np.sign(np.linalg.det(np.eye(3) - J)) == sign
 
 
+@pytest.mark.stage2
 def test_round_feet_energy_balance(run):
     """A passive gait pays its impact loss with the slope: loss per distance ``= M g sin γ`` whatever ``R``."""
     for r in run[1]["gait-round-feet"]:

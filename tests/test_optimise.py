@@ -97,6 +97,8 @@ def test_compass_foot_radius():
 
 
 @pytest.mark.parametrize("lift_off", [0.05, 0.15])
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_biped_torso(lift_off):
     """Seed 003's conclusions come out: the torso aligned with the stance leg (q5 = 0) and, while the lift-off
     margin allows, the heaviest torso (μ_T = 2); a larger margin keeps q5 = 0 and lightens the torso until
@@ -136,6 +138,8 @@ def test_problems_differing_in_parameters_share_programs():
     assert not np.array_equal(second.feasible, first.feasible)
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_ankle_blocking():
     """The blocking degree against the closed form of seed 002, eq. 24: ξ is a parabola in the ankle rate with
     its vertex at full blocking, ξ(β) = ξ(1) − (ξ(1) − ξ(0)) (1 − β)², so

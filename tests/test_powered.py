@@ -92,6 +92,8 @@ def _jacobian_and_value():
     return jax.jit(jax.jacrev(_cost, argnums=(0, 1, 2), has_aux=True))
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_gradients_of_the_optimum_match_re_solved_optima():
     """∂(cost, ξ_I)/∂(m, l, L) of the optimum against central differences of re-solved optima (the re-solves
     run the same compiled program, their Jacobians unused)."""

@@ -23,6 +23,9 @@ NAME = "gait-biped-torso-powered"
 KEYS = {"mu_T", "cost", "xi_I", "trailing_lift_off_speed", "step_length", "speed"}
 RTOL = 1e-6
 
+# Kept out of the README's test command; the tests marked stage2 run in CI's second stage.
+pytestmark = pytest.mark.slow
+
 
 def _reference():
     path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "_biped_torso_ipopt.py"
@@ -79,6 +82,7 @@ def _compare_gait(gait, sol):
     np.testing.assert_allclose(float(gait.impact_loss), sol["impact_loss"], rtol=RTOL)
 
 
+@pytest.mark.stage2
 def test_files_and_keys(run):
     out, rows = run
     assert [r["mu_T"] for r in rows] == list(experiment.MU_T)
@@ -89,12 +93,14 @@ def test_files_and_keys(run):
     assert list((out / NAME).glob("*.png"))
 
 
+@pytest.mark.stage2
 def test_quick_rows_match_ipopt(run, ipopt):
     """cost, ξ_I, the trailing foot's lift-off speed and the step length of every μ_T against IPOPT on the same
     mesh (40 segments)."""
     _compare_rows(run[1], ipopt)
 
 
+@pytest.mark.stage2
 def test_quick_gait_matches_ipopt(run, ipopt):
     """μ_T = 1: the whole solution (the experiment's, solved by `run`) against IPOPT's; the
     step's net actuator work and impact loss agree, and agree with each other (the energy balance)."""
@@ -116,6 +122,7 @@ def _library_model(mu_T, x, u):
     return jax.vmap(one)(x, u)
 
 
+@pytest.mark.stage2
 def test_model_matches_casadi(rng):
     """The library's walker (single stance, heel strike, relabelling, swing foot) against the reference's CasADi
     functions at random states and torques, for each μ_T."""
@@ -134,6 +141,7 @@ def test_model_matches_casadi(rng):
             np.testing.assert_allclose(pos[i], np.asarray(foot(x[i, :3], pv)).ravel(), rtol=0, atol=1e-14)
 
 
+@pytest.mark.stage2
 def test_reference_self_test():
     """The reference's closed-form M (seed 003, eq. 26) equals ``Σ m JᵀJ``, its unpowered dynamics conserve energy,
     the torques' power is ``u·ω`` and its impact loses exactly ``T_c⁻``."""

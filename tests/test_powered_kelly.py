@@ -26,6 +26,9 @@ from .helpers import reproduce_quick, solved_once
 HS, TRAPEZOID = experiment.HS, experiment.TRAPEZOID
 KELLY_COST = 469.5507
 
+# Kept out of the README's test command; the tests marked stage2 run in CI's second stage.
+pytestmark = pytest.mark.slow
+
 
 def _load_ipopt():
     pytest.importorskip("casadi")
@@ -86,6 +89,7 @@ def _against_ipopt(gait, reference, cost_rtol, grid_atol):
     np.testing.assert_allclose(controls, reference["controls"], rtol=0, atol=grid_atol * 100)  # N m, ~100
 
 
+@pytest.mark.stage2
 def test_kelly_mesh_equals_ipopt(hs6, ipopt):
     """Kelly's mesh from his guess: the cost to 1e-9 (2e-12 measured), grid states to 1e-8 rad, rad/s (6e-11) and
     torques to 1e-6 N m (5e-10); and Kelly's published J to 1e-4 (his fmincon stopped at TolFun 1e-3)."""
@@ -95,6 +99,7 @@ def test_kelly_mesh_equals_ipopt(hs6, ipopt):
     assert int(hs6.iterations) <= 3 * reference["iterations"]
 
 
+@pytest.mark.stage2
 def test_trapezoid_equals_ipopt(trapezoid9, ipopt):
     """Trapezoidal collocation, 10 grid points (9 segments), from Kelly's guess: as Kelly's mesh (measured: cost
     2e-14, states 3e-11, torques 2e-10)."""
@@ -130,6 +135,7 @@ def closure_error(gait):
     return float(np.max(np.abs(np.concatenate([q_plus, dq_plus]) - states[0])))
 
 
+@pytest.mark.stage2
 def test_closure_decreases_with_the_mesh(hs6, hs12):
     """The collocation's error, seen as the integrated gait's failure to close, falls with the mesh at about the
     method's order (a ratio of 7.3 from 6 to 12 segments: order 2.9); the library's own closure (PoweredBiped's
@@ -162,6 +168,7 @@ KEYS = {"method", "segments", "cost", "iterations", "impact_loss", *(f"q{i}_minu
         *(f"qd{i}_minus" for i in range(1, 6)), *(f"qd{i}_plus" for i in range(1, 6))}
 
 
+@pytest.mark.stage2
 def test_reproduce_quick(tmp_path, hs6, hs12, trapezoid9, ipopt):
     """The quick run's rows: Kelly's mesh and 12 segments (Hermite–Simpson), 9 segments (trapezoid), each the
     tests' optimum (its cost and iterations in the row); the heel-strike state equal to IPOPT's last grid state
