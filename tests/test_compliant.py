@@ -111,6 +111,8 @@ def nominal():
 
 
 # -- seed 000, Table 3 and Figs. 20–21 ------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_table3_all_rows(table3):
     paper = np.array([row[2:] for row in TABLE3])
     ours = np.stack([table3.normal_impulse[:, 0], table3.tangential_impulse[:, 0]], axis=1)
@@ -119,6 +121,8 @@ def test_table3_all_rows(table3):
     assert np.all(err[0] < 0.001), err[0]  # nominal row within 0.1 %
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_table3_trends(table3):
     # Figs. 18–21: stiffer contact → shorter impact and higher peak force; more damping → shorter impact.
     order_k = [1, 2, 0, 3, 4]
@@ -395,6 +399,8 @@ def test_event_time_gradient_is_the_implicit_function_formula(jacobian):
 
 
 # -- vmap, errors -----------------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_vmap_equals_loop(table3):
     for j, row in enumerate(batch(TABLE3)):
         single = run(row)

@@ -199,7 +199,8 @@ def test_crutch_peak_force():
     assert df[1] + lam * dg[1] < 0
 
 
-@pytest.mark.parametrize("name", ["compass_foot_radius", "biped_torso", "seven_link_ankle_blocking"])
+@pytest.mark.parametrize("name", ["compass_foot_radius"] + [  # the two longer ones in CI's second stage
+    pytest.param(n, marks=[pytest.mark.slow, pytest.mark.stage2]) for n in ("biped_torso", "seven_link_ankle_blocking")])
 def test_notebook_runs(name):
     """The example notebook of each problem above runs top to bottom. It solves from the same starts and
     searches the same grids as the tests, and runs after them in this module and in the same process

@@ -41,6 +41,8 @@ def stable(gait):
     return tracking_floquet(gait, kp=1000.0, kd=30.0, clock="phase", throw=True)
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_open_loop_replay_returns_to_the_start(gait):
     """With zero gains the optimum's own torques, replayed open loop from its start, walk one step back to the
     start, but for the collocation error (Hermite–Simpson, 10 segments: the step is 0.7 ms long, the rates
@@ -58,6 +60,8 @@ def test_open_loop_replay_returns_to_the_start(gait):
     assert float(gait.problem.biped.swing_foot_velocity(info.theta_minus, info.theta_dot_minus)[1]) < 0
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_phase_tracking_is_stable(gait, stable):
     """Virtual constraints at kp = 1000 N m/rad, kd = 30 N m s/rad: a fixed point within the collocation error of
     the optimum's start, periodic to Newton's tolerance, spectral radius 0.46; two multipliers are zero (the
@@ -75,6 +79,8 @@ def test_phase_tracking_is_stable(gait, stable):
     assert abs(float(gait.problem.biped.swing_foot_position(stable.x[:3])[1])) < 1e-9
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_stride_jacobian_against_central_differences(gait, stable):
     """∂P/∂x by forward mode through the closed-loop step (the event time by the implicit-function theorem)
     against central differences of the stride map (step 1e-4: the integration's noise, ~1e-9, divided by the step
@@ -85,6 +91,8 @@ def test_stride_jacobian_against_central_differences(gait, stable):
     assert float(jnp.max(jnp.abs(stable.jacobian))) > 1.0
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_bad_input(gait):
     x0 = start(gait)
     with pytest.raises(ValueError, match="clock"):
