@@ -116,6 +116,8 @@ def test_solve_nlp_example(capsys):
     np.testing.assert_allclose(grad, 2 * (1.0 - sol.x[0]), rtol=1e-6)  # ∂L/∂p at the optimum
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_optimal_gait_example(capsys):
     ns, _ = run("optimal_gait", capsys)
     gait = ns["gait"]

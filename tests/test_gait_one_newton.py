@@ -18,6 +18,8 @@ def _compass(slope):
     return di.CompassGait(l=1.0, m=5.0, b=0.5, m_H=10.0, R=0.0, g=9.81, slope=slope)
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 def test_the_gait_carries_its_stride_jacobian():
     """``floquet_multipliers(gait)`` takes the Jacobian the gait carries (no options, no walker): it equals
     ``jax.jacfwd`` of the stride map at the fixed point with the gait's options (the form of 0.1 with the walker

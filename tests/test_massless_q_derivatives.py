@@ -14,6 +14,9 @@ import pytest
 
 import difimpact as di
 
+# In CI's second stage (compiling its programs takes the README's command past its 7 minutes).
+pytestmark = [pytest.mark.slow, pytest.mark.stage2]
+
 
 def _outputs(angles, masses):
     """At ``(q3, q4) = angles`` of the biped with torso, legs of mass ``masses[0]`` each and a torso of
