@@ -252,7 +252,7 @@ def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plu
     undetermined = jnp.trace(P_U) > 0.5
     limit = bool(keep) and unit_masses is not None
     sc = _scaling(M_H, M_L, A, P_N, P_U, dropped, unit_masses if limit else None, redundant)
-    G, W, pivot = inverse_columns(M_H, M_L, A, sc)
+    G, W, pivot = inverse_columns(M_H, M_L, A, sc, light is not None or limit)
     singular = ~redundant & ~(pivot > _RANK_RTOL)  # the limit is undetermined too (Z_Uᵀ D Z_U singular)
     if keep:
         bad = (undetermined & singular) if limit else undetermined

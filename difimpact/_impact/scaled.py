@@ -23,6 +23,7 @@ a light segment's rates are as accurate as a heavy one's, down to a mass of zero
 The derivative is that of ``K`` itself, ``dX = −K⁻¹ dK X``, solved with the same factors.
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -46,10 +47,14 @@ class Scaling(NamedTuple):
     dropped: Float[Array, " m"]
 
 
-def _matrix(M_H, M_L, A, sc: Scaling):
-    """The row-scaled ``K̂`` (module docstring), with ``λ̂ = r λ̄ / σ`` so that ``Â = A / r`` has unit rows."""
+def _matrix(M_H, M_L, A, sc: Scaling, scales: bool):
+    """The row-scaled ``K̂`` (module docstring), with ``λ̂ = r λ̄ / σ`` so that ``Â = A / r`` has unit rows; without
+    `scales` (no light body, ``M_L = 0``, ``P_N = P_U``) the light rows' terms are zero and not formed."""
     eye = jnp.eye(M_H.shape[0], dtype=M_H.dtype)
-    R = (eye - sc.P_N) @ (M_H + M_L) / sc.sigma + (sc.P_N - sc.P_U) @ M_L / sc.s + sc.P_U @ sc.B
+    if scales:
+        R = (eye - sc.P_N) @ (M_H + M_L) / sc.sigma + (sc.P_N - sc.P_U) @ M_L / sc.s + sc.P_U @ sc.B
+    else:
+        R = (eye - sc.P_N) @ M_H / sc.sigma + sc.P_U @ sc.B
     A_hat = A / sc.r[:, None]
     return jnp.block([[R, -A_hat.T], [A_hat, jnp.diag(sc.dropped)]])
 
@@ -72,16 +77,38 @@ def _solve(factors, K_hat, rhs):
 
 
 @jax.custom_jvp
+def _refined(factors, K_hat, rhs):
+    """:func:`_solve` with `factors` those of `K_hat` (taken on stopped gradients): its derivative
+    ``K̂⁻¹ (d rhs − dK̂ X)`` reuses them, so that a second derivative (a Hessian through the impact) never
+    differentiates the elimination."""
+    return _solve(factors, K_hat, rhs)
+
+
+@_refined.defjvp
+def _refined_jvp(primals, tangents):
+    factors, K_hat, rhs = primals
+    _, dK_hat, drhs = tangents
+    X = _solve(factors, K_hat, rhs)
+    return X, _solve(factors, K_hat, drhs - dK_hat @ X)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(4,))
 @full_precision
-def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc: Scaling):
+def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc: Scaling, scales: bool = True):
     r"""$G = (K^{-1})_{\dot{q} b}$ ``(n, m)`` and $W_c = (K^{-1})_{\lambda  b}$ ``(m, m)``, the columns of ``K⁻¹`` that
     the constraint values reach (``K [G; W_c] = [0; I]``), and the smallest relative pivot of ``K̂``.
 
     From them: ``Δq̇ = G (b⁺ − A q̇⁻)``, ``λ̄ = W_c (b⁺ − A q̇⁻)``, ``P_a = I − G A``, ``ᵍP_cˡ = G`` and
     ``W_c`` of Ros et al. 2015 (eqs. 20–24), since ``K⁻¹ [M; A] = [I; 0]``.
+
+    `scales` (static): whether the rows are split by mass scale. ``False`` where there is no light body
+    (``M_L = 0``, so ``P_N = P_U``) and no limit of vanishing masses (``B = I``): the light rows and the rows
+    along ``U`` of the derivative (:func:`_light_rows`, :func:`_unseen_rows`) are then exactly zero, or along
+    ``U`` undetermined and flagged by the caller, and are not traced (a Hessian through the impact is a third
+    of the size).
     """
     n, m = M_H.shape[0], A.shape[0]
-    K_hat = _matrix(M_H, M_L, A, sc)
+    K_hat = _matrix(M_H, M_L, A, sc, scales)
     factors = lu_factor(K_hat)
     X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
     return *_unscaled(X, n, sc), relative_pivot(K_hat, factors)
@@ -116,7 +143,7 @@ def _light_rows(M_H, M_L, A, dM_H, dM_L, dA, G, sc: Scaling):
 
 
 @inverse_columns.defjvp
-def _inverse_columns_jvp(primals, tangents):
+def _inverse_columns_jvp(scales, primals, tangents):
     """``K [dG; dW] = −dK [G; W]`` with ``dK = [dM −dAᵀ; dA 0]``, ``dM = dM_H + dM_L`` (the scaling is held), and
     along ``U`` (bodies without mass, held by ``P_U B G = 0``) the turn of ``U`` and ``B`` with ``q``
     (:func:`_unseen_rows`): the derivative of the limit of vanishing masses, exact in ``q`` too."""
@@ -124,17 +151,19 @@ def _inverse_columns_jvp(primals, tangents):
     dM_H, dM_L, dA, dsc = tangents
     n = M_H.shape[0]
     with jax.default_matmul_precision("highest"):
-        K_hat = _matrix(M_H, M_L, A, sc)
-        factors = lu_factor(K_hat)
+        K_hat = _matrix(M_H, M_L, A, sc, scales)
+        factors = lu_factor(jax.lax.stop_gradient(K_hat))
         m = A.shape[0]
-        X = _solve(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
+        X = _refined(factors, K_hat, _scaled_rhs(jnp.zeros((n, m), M_H.dtype), jnp.eye(m, dtype=M_H.dtype), sc))
         G, W = _unscaled(X, n, sc)
         f = dA.T @ W - (dM_H + dM_L) @ G
         eye = jnp.eye(n, dtype=M_H.dtype)
-        top = ((eye - sc.P_N) @ f / sc.sigma + _light_rows(M_H, M_L, A, dM_H, dM_L, dA, G, sc)
-               + _unseen_rows(M_H, M_L, A, dM_H, dM_L, dA, dsc.B, G, sc))
+        top = (eye - sc.P_N) @ f / sc.sigma
+        if scales:
+            top = top + _light_rows(M_H, M_L, A, dM_H, dM_L, dA, G, sc) + _unseen_rows(
+                M_H, M_L, A, dM_H, dM_L, dA, dsc.B, G, sc)
         rhs = jnp.concatenate([top, -(dA @ G) / sc.r[:, None]])
-        dX = _solve(factors, K_hat, rhs)
+        dX = _refined(factors, K_hat, rhs)
         dG, dW = _unscaled(dX, n, sc)
     pivot = relative_pivot(K_hat, factors)
     return (G, W, pivot), (dG, dW, jnp.zeros_like(pivot))
