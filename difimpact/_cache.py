@@ -26,6 +26,30 @@ def _default_folder() -> pathlib.Path:
     return pathlib.Path(base) / "difimpact" / "jax" / _version()
 
 
+def _writable(path, given: str | None) -> pathlib.Path:
+    """The folder of :func:`use_compilation_cache`'s `path` (``None``: `given`, the folder JAX already uses, else
+    the default), absolute, created, checked writable."""
+    if path is None:
+        folder = pathlib.Path(given) if given else _default_folder()
+    elif isinstance(path, (str, os.PathLike)):
+        folder = pathlib.Path(os.fspath(path))
+        if not str(path).strip():
+            raise ValueError("use_compilation_cache: `path` is empty; give a folder, or None for the default.")
+    else:
+        raise TypeError(f"use_compilation_cache: `path` must be a folder (a str or pathlib.Path) or None, not "
+                        f"{type(path).__name__}.")
+    folder = folder.expanduser().absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"use_compilation_cache: cannot create the cache folder {folder} "
+                         f"({err.strerror or err}); give another with `path`.") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"use_compilation_cache: the cache folder {folder} is not writable; give another with "
+                         "`path`.")
+    return folder
+
+
 def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path:
     """Switch on JAX's persistent compilation cache: every program that JAX compiles from now on is written to a
     folder on disk, and a later process that compiles the same program (same function, shapes, dtypes, options,
@@ -49,8 +73,14 @@ def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path
       ``jax.debug`` callback in it, including difimpact's checks when you call an entry point inside your own
       ``jit``, ``vmap`` or ``grad``, and :func:`~difimpact.periodic_gait`'s (a check inside lineax, which its
       derivative of diffrax's event location calls).
-    - Tracing and lowering (turning the Python function into a program) are never cached: a second process
-      still traces every function it calls; only XLA's compile is skipped.
+    - Tracing and lowering are kept only for the solves of the optimal and multi-phase gaits
+      (:func:`~difimpact.optimal_gait`, :func:`~difimpact.kelly_gait`, :func:`~difimpact.human_gait`,
+      :func:`~difimpact.multiphase_gait`) called from Python: ``jax.export`` writes their programs into the
+      subfolder ``exported/``, keyed by the versions of difimpact (and its sources), JAX and its libraries, the
+      platform, x64 and the problem's static structure; a later process calls them without tracing the solve.
+      Not kept: a problem holding a class or function from outside difimpact (your own model), a call inside
+      your own ``jit``, ``vmap`` or ``grad``, and everything else (impact maps, compliant phase, a solve's
+      set-up), which each process traces again. It needs the ``flatbuffers`` package (JAX's format).
     - Programs compiled before the call are not stored.
     - JAX's own off switch (``jax_enable_compilation_cache``, or ``JAX_ENABLE_COMPILATION_CACHE=false``) is
       left as it is.
@@ -77,28 +107,13 @@ def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path
     import jax
     from jax.experimental.compilation_cache import compilation_cache
 
-    if path is None:
-        given = jax.config.jax_compilation_cache_dir
-        folder = pathlib.Path(given) if given else _default_folder()
-    elif isinstance(path, (str, os.PathLike)):
-        folder = pathlib.Path(os.fspath(path))
-        if not str(path).strip():
-            raise ValueError("use_compilation_cache: `path` is empty; give a folder, or None for the default.")
-    else:
-        raise TypeError(f"use_compilation_cache: `path` must be a folder (a str or pathlib.Path) or None, not "
-                        f"{type(path).__name__}.")
-    folder = folder.expanduser().absolute()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ValueError(f"use_compilation_cache: cannot create the cache folder {folder} "
-                         f"({err.strerror or err}); give another with `path`.") from None
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"use_compilation_cache: the cache folder {folder} is not writable; give another with "
-                         "`path`.")
+    from ._exported import set_folder
+
+    folder = _writable(path, jax.config.jax_compilation_cache_dir)
     if jax.config.jax_compilation_cache_dir != str(folder):
         jax.config.update("jax_compilation_cache_dir", str(folder))
         compilation_cache.reset_cache()  # a cache JAX already opened in another folder would otherwise stay in use
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # keep every program (default: ≥ 1 s)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # however small, and no backend override
+    set_folder(folder / "exported")
     return folder

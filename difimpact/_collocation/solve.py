@@ -7,6 +7,7 @@ import numpy as np
 
 from .._check import checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
+from .._exported import stored
 from .._impact.kkt import ImpactSolution
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed
@@ -73,6 +74,7 @@ def _constraints(z, p):
     return p.constraints(z)
 
 
+@stored("multiphase_gait")
 @eqx.filter_jit
 def solve_problem(problem: MultiPhaseProblem, z0, options: NLPOptions, finish=None):
     """The transcribed problem solved from `z0` (checked before the program), `finish(problem, solution)` its

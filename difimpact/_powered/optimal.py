@@ -8,6 +8,7 @@ import numpy as np
 
 from .._check import _is_concrete, checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
+from .._exported import stored
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed as raise_if_failed
 from .._nlp.solve import all_bounds, solve_nlp_prechecked
@@ -315,6 +316,7 @@ def _bounds(problem: GaitProblem, z0):
     return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
 
 
+@stored("optimal_gait")
 @eqx.filter_jit
 def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
     """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from

@@ -1,0 +1,278 @@
+"""Programs kept across processes: a solve's traced and lowered program serialised by `jax.export` into a folder
+beside JAX's compilation cache, so that a later process calls it without tracing the Python function again.
+
+:func:`stored` wraps a function already wrapped by ``equinox.filter_jit``. Called from Python with concrete
+arguments while the store is on (:func:`~difimpact.use_compilation_cache`), it looks its program up by a key of
+everything the program depends on: the versions of difimpact, its sources, JAX and the libraries it traces
+through, the platform, the numeric settings, the static part of the arguments (the treedef with the static
+fields, and the non-array leaves) and the shapes and dtypes of the arrays. Where the static part holds anything
+whose meaning the key cannot pin down (a class or function from outside difimpact and its libraries, a lambda, an
+object shown by its memory address), the call is the plain one. Calls with traced arguments (inside a caller's
+``jit``, ``vmap`` or ``grad``) are always the plain call; so is any call whose stored file cannot be read."""
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import pathlib
+import pickle
+import re
+import tempfile
+import types
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax
+import numpy as np
+
+# The packages whose types and functions may appear in a stored call's static part: difimpact's sources are in the
+# key, and the others' versions.
+_LIBRARIES = ("equinox", "lineax", "optimistix", "diffrax", "numpy", "jaxlib")
+_TRUSTED = frozenset(("difimpact", "jax", "builtins", *_LIBRARIES))
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+_FORMAT = 1  # the layout of a stored file
+
+
+class _Unstorable(Exception):
+    """The static part holds something the key cannot describe."""
+
+
+_folder: pathlib.Path | None = None
+_programs: dict[str, "_Program | None"] = {}  # key: the program held by this process (None: the plain call)
+
+
+def set_folder(folder: pathlib.Path | None) -> None:
+    """Switch the store on in `folder` (created if missing), or off with ``None``; off where the ``flatbuffers``
+    package that JAX's serialisation needs is missing."""
+    global _folder
+    if folder is not None and importlib.util.find_spec("flatbuffers") is None:  # JAX's format needs it
+        folder = None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    _folder = folder
+
+
+def folder() -> pathlib.Path | None:
+    """The store's folder, ``None`` while it is off."""
+    return _folder
+
+
+@functools.cache
+def _environment() -> str:
+    """The key's part fixed in a process: difimpact's version and a hash of its ``.py`` sources (an edited
+    checkout never reads an older program), the versions of JAX and the traced-through libraries."""
+    root = pathlib.Path(__file__).parent
+    sources = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        sources.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    versions = {}
+    for name in ("difimpact", *_LIBRARIES):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return repr((_FORMAT, versions, sources.hexdigest(), jax.__version__))
+
+
+def _settings() -> str:
+    """The key's part that a process may change: the platform and JAX's numeric settings."""
+    return repr((jax.default_backend(), jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision,
+                 jax.config.jax_numpy_dtype_promotion))
+
+
+def _trusted(obj) -> str:
+    """The importable name ``module:qualname`` of a class or function of difimpact or its libraries."""
+    module, name = getattr(obj, "__module__", None) or "", getattr(obj, "__qualname__", "")
+    if module.partition(".")[0] not in _TRUSTED or "<" in name:
+        raise _Unstorable(f"{module}:{name}")
+    return f"{module}:{name}"
+
+
+def _text(obj) -> str:
+    """A text of a static value that determines it: equal texts, equal values (no memory addresses)."""
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)) or obj is Ellipsis:
+        return f"{type(obj).__name__}:{obj!r}"
+    if isinstance(obj, (tuple, list)):
+        return f"{_trusted(type(obj))}({','.join(map(_text, obj))})"
+    if isinstance(obj, dict):
+        return f"{_trusted(type(obj))}{{{','.join(f'{_text(k)}:{_text(v)}' for k, v in obj.items())}}}"
+    if isinstance(obj, (set, frozenset)):
+        return f"{_trusted(type(obj))}{{{','.join(sorted(map(_text, obj)))}}}"
+    if isinstance(obj, (np.ndarray, np.generic, jax.Array)):
+        if isinstance(obj, jax.core.Tracer):
+            raise _Unstorable("a tracer")
+        a = np.asarray(obj)
+        return f"array({a.dtype.str},{a.shape},{hashlib.sha256(a.tobytes()).hexdigest()})"
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, np.dtype)):
+        return str(obj) if isinstance(obj, np.dtype) else _trusted(obj)
+    if isinstance(obj, enum.Enum):
+        return f"{_trusted(type(obj))}.{obj.name}"
+    if isinstance(obj, types.MethodType):
+        return f"{_text(obj.__self__)}.{_trusted(obj.__func__)}"
+    if dataclasses.is_dataclass(obj):  # an equinox Module held in a static field
+        fields = (f"{f.name}={_text(getattr(obj, f.name, None))}" for f in dataclasses.fields(obj))
+        return f"{_trusted(type(obj))}({','.join(fields)})"
+    if getattr(obj, "__dict__", None):  # another object of difimpact or a library: its attributes
+        return f"{_trusted(type(obj))}({_text(dict(sorted(vars(obj).items())))})"
+    text = f"{_trusted(type(obj))}:{obj!r}"  # an object without attributes: a library's sentinel (`Missing`)
+    if _ADDRESS.search(text):
+        raise _Unstorable(text)
+    return text
+
+
+def _structure(treedef) -> str:
+    """The text of a treedef: its node types and their static data, depth first."""
+    data = treedef.node_data()
+    if data is None:
+        return "*" if treedef.num_leaves else "None"
+    kind, aux = data
+    return f"{_trusted(kind)}[{_text(aux)}]({','.join(map(_structure, treedef.children()))})"
+
+
+def _key(name: str, static, dyn_def, arrays: list) -> tuple[str, str]:
+    """``(hash, text)`` of a call: `static` the non-array part of its arguments, `dyn_def` the treedef of its
+    array part and `arrays` that part's leaves."""
+    leaves, treedef = jax.tree.flatten(static)
+    avals = [(np.dtype(a.dtype).str, tuple(a.shape), bool(getattr(a, "weak_type", False))) for a in arrays]
+    text = "\n".join((_environment(), _settings(), name, _structure(treedef), _text(leaves),
+                      _structure(dyn_def), repr(avals)))
+    return hashlib.sha256(text.encode()).hexdigest(), text
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Program:
+    """A loaded or exported program: its compiled call, and what rebuilds its output: the output's part that is
+    not arrays (``None`` in their places; pickled apart from the program) and which of its ``None`` leaves were
+    arrays."""
+
+    call: Callable
+    static: Any
+    is_array: tuple[bool, ...]
+
+    def __call__(self, arrays: list) -> Any:
+        outs = iter(self.call(*arrays))
+        leaves, treedef = jax.tree.flatten(self.static, is_leaf=_is_none)
+        return jax.tree.unflatten(treedef, [next(outs) if a else x for a, x in zip(self.is_array, leaves)])
+
+
+def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: str) -> _Program:
+    """A :class:`_Program` of an exported program, checked against the call's arrays and its output's leaves."""
+    avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in arrays]
+    if [(tuple(a.shape), np.dtype(a.dtype)) for a in exported.in_avals] != avals:
+        raise ValueError("the stored program's arguments differ from the call's")
+    leaves = jax.tree.leaves(static, is_leaf=_is_none)
+    if len(exported.out_avals) != sum(is_array) or len(is_array) != len(leaves) or any(
+            a and x is not None for a, x in zip(is_array, leaves)):
+        raise ValueError("the stored program's outputs differ from its recorded structure")
+    return _Program(jax.jit(_named(exported.call, name)), static, tuple(is_array))
+
+
+def _named(call: Callable, name: str) -> Callable:
+    """`call` under the name of the function it was exported from: JAX names the compiled program (and its file
+    in the compilation cache) ``jit_<name>``, as the plain call's."""
+
+    def program(*arrays):
+        return call(*arrays)
+
+    program.__name__ = program.__qualname__ = name
+    return program
+
+
+def _export(fn: Callable, static, dyn_def, arrays: list):
+    """`fn` traced, lowered and exported on the avals of `arrays` (the static part `static` closed over):
+    ``(exported, the output's part that is not arrays, which of its None leaves were arrays)``."""
+    record = {}
+
+    def flat(*leaves):
+        args, kwargs = eqx.combine(jax.tree.unflatten(dyn_def, leaves), static)
+        out = fn(*args, **kwargs)
+        outs = jax.tree.leaves(out, is_leaf=_is_none)
+        record["static"] = eqx.partition(out, eqx.is_array)[1]
+        record["is_array"] = tuple(map(eqx.is_array, outs))
+        return [x for x in outs if eqx.is_array(x)]
+
+    avals = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False)))
+             for a in arrays]
+    exported = jax.export.export(jax.jit(flat))(*avals)
+    return exported, record["static"], record["is_array"]
+
+
+def _write(path: pathlib.Path, data: bytes) -> None:
+    """`data` into `path`, atomically: a temporary file in the same folder, then renamed."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        pathlib.Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: pathlib.Path, text: str, arrays: list, name: str) -> _Program:
+    """The program stored in `path` for the call of key text `text` (any failure raises)."""
+    fmt, stored_text, blob, static, is_array = pickle.loads(path.read_bytes())
+    if fmt != _FORMAT or stored_text != text:
+        raise ValueError("a stored program of another call")
+    return _program(jax.export.deserialize(bytearray(blob)), static, is_array, arrays, name)
+
+
+def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text: str) -> _Program:
+    """The program exported now, and written to `path`."""
+    exported, out_static, is_array = _export(fn, static, dyn_def, arrays)
+    data = pickle.dumps((_FORMAT, text, exported.serialize(), out_static, is_array))
+    program = _program(exported, out_static, is_array, arrays, fn.__name__)
+    _write(path, data)
+    return program
+
+
+def _call(fn: Callable, name: str, args: tuple, kwargs: dict):
+    """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call. A program this process
+    already holds is called; else the stored file is read, or (missing, unreadable or failing) exported again
+    and written; a call that cannot be exported is the plain call from then on."""
+    dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
+    arrays, dyn_def = jax.tree.flatten(dynamic)
+    if _folder is None or jax.config.jax_disable_jit or any(isinstance(a, jax.core.Tracer) for a in arrays):
+        return fn(*args, **kwargs)
+    try:
+        key, text = _key(name, static, dyn_def, arrays)
+    except _Unstorable:
+        return fn(*args, **kwargs)
+    if key in _programs:
+        program = _programs[key]
+        return fn(*args, **kwargs) if program is None else program(arrays)
+    path = _folder / f"{name}-{key[:40]}.exported"
+    read = functools.partial(_read, path, text, arrays, fn.__name__)
+    for obtain in (read, functools.partial(_fresh, fn, static, dyn_def, arrays, path, text)):
+        try:
+            program = obtain()
+            out = program(arrays)
+        except Exception:  # noqa: BLE001 - any failure of a stored program means the next way, at last the plain call
+            continue
+        _programs[key] = program
+        return out
+    _programs[key] = None
+    return fn(*args, **kwargs)
+
+
+def stored(name: str) -> Callable[[Callable], Callable]:
+    """Decorate a function wrapped by ``equinox.filter_jit`` so that its calls from Python go through the store
+    (:mod:`difimpact._exported`), keyed by `name` and the call; its attributes (``lower``) are the function's."""
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            return _call(fn, name, args, kwargs)
+
+        call.lower = fn.lower  # type: ignore[attr-defined]
+        return call
+
+    return decorate
