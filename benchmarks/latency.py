@@ -2,7 +2,8 @@
 process with an empty persistent compilation cache (cold) and again with the cache the first process left (warm);
 and ``difimpact reproduce`` cold and warm.
 
-    python benchmarks/latency.py [--quick] [--part first|reproduce] [--out rows.json]
+    python benchmarks/latency.py [--quick] [--part first|reproduce] [--items impact gradient compliant kelly]
+                                 [--out rows.json]
 
 Each measurement is a fresh process (``sys.executable``), timed in wall seconds and in the CPU seconds of that
 process (``RUSAGE_CHILDREN``); each process switches the cache on as a user would (``di.use_compilation_cache()``),
@@ -10,6 +11,8 @@ in its default folder under a temporary ``XDG_CACHE_HOME``, one per entry point.
 fresh processes: a plain diffrax event solve (the compliant phase's) and CasADi + IPOPT building and solving Kelly's
 problem (``_kelly_ipopt.py``). ``--quick`` runs ``reproduce --quick``. Each process also records how long it spent
 tracing, lowering and compiling (:mod:`_compile_profile`): a profile row per ``reproduce`` measurement.
+``--items`` measures only those first results (and the baselines they are compared with); its rows join the
+stored table with ``python benchmarks/run.py --render benchmarks/results.json --add rows.json``.
 """
 
 import json
@@ -102,11 +105,11 @@ def _profile(rows, what, wall, stages):
                           f"{wall - spent:.1f} s"))
 
 
-def first_results(env, tmp, rows):
-    """Rows of the first result of each entry point, cold and warm, where its time goes, and of the baselines
-    (fresh processes)."""
+def first_results(env, tmp, rows, items):
+    """Rows of the first result of each entry point of `items`, cold and warm, where its time goes, and of the
+    baselines they are compared with (fresh processes)."""
     seconds = {}
-    for key, item, code in FIRST:
+    for key, item, code in (f for f in FIRST if f[0] in items):
         cache = os.path.join(tmp, f"first-{key}")
         script = PRELUDE + code + "\nprint(json.dumps([value, time.perf_counter() - start]))"
         for run in ("cold", "warm"):
@@ -115,31 +118,36 @@ def first_results(env, tmp, rows):
             value, inside = json.loads(out.splitlines()[-1])
             seconds[key, run] = cpu
             stored, size = _stored(os.path.join(cache, "difimpact", "jax"))
+            exported, exported_size = _stored(os.path.join(cache, "difimpact", "jax"), ".exported")
             limit = GOALS.get((key, run))
             _row(rows, f"{item}, {RUNS[run]}", wall, cpu, None if limit is None else f"≤ {limit:g} s", limit,
                 f"value {value:.6g}; {inside:.1f} s from the first import to the result inside the process; the "
-                f"cache then holds {stored} programs, {size / 2**20:.1f} MiB")
+                f"cache then holds {stored} programs, {size / 2**20:.1f} MiB, and {exported} exported "
+                f"(`jax.export`, traced and lowered), {exported_size / 2**20:.1f} MiB")
             _profile(rows, f"{item}, {run}, where its time goes (seconds of the process, wall; XLA compile includes "
                     "reads of the cache)", inside, stages)
     for item, script, compare in (("a plain diffrax event solve (Tsit5, PID, one event), cold", EVENT_SOLVE,
                                    "compliant"),
                                   ("CasADi + IPOPT building and solving Kelly's problem (6 segments)", CASADI,
                                    "kelly")):
+        if compare not in items:
+            continue
         wall, cpu, out, _ = timed([sys.executable, "-c", script], env, os.path.join(tmp, f"p-{compare}"))
         ratios = ", ".join(f"{run} {seconds[compare, run] / cpu:.1f}×" for run in ("cold", "warm"))
         _row(rows, f"baseline: {item}", wall, cpu, None, None,
              f"the first {compare} result takes {ratios} its CPU seconds")
         seconds[compare, "baseline"] = cpu
-    for run, limit in (("cold", 3.0), ("warm", 1.5)):  # the issue's goals for the compliant phase
+    for run, limit in (("cold", 3.0), ("warm", 1.5)) if "compliant" in items else ():  # the issue's goals
         ratio = seconds["compliant", run] / seconds["compliant", "baseline"]
         rows.append(dict(table="latency", item=f"first compliant result / a plain diffrax event solve (CPU), {run}",
                          value=ratio, cpu_value=ratio, unit="×", goal=f"≤ {limit:g}×", ratio=ratio / limit,
                          met=bool(ratio <= limit), note="each in a fresh process, the import included"))
 
 
-def _stored(folder) -> tuple[int, int]:
-    """The number and bytes of the programs in the cache folder `folder` (its version subfolders included)."""
-    files = [os.path.join(d, f) for d, _, names in os.walk(folder) for f in names if f.endswith("-cache")]
+def _stored(folder, ending="-cache") -> tuple[int, int]:
+    """The number and bytes of the programs in the cache folder `folder` (its version subfolders included): those
+    XLA compiled (``-cache``), or the exported ones (``.exported``)."""
+    files = [os.path.join(d, f) for d, _, names in os.walk(folder) for f in names if f.endswith(ending)]
     return len(files), sum(os.path.getsize(f) for f in files)
 
 
@@ -162,7 +170,9 @@ def reproduce(env, tmp, args, rows):
 
 
 def main():
-    args = parse_args(__doc__, part=("first", "reproduce"))
+    keys = [f[0] for f in FIRST]
+    args = parse_args(__doc__, part=("first", "reproduce"), extra=[(("--items",), dict(
+        nargs="+", choices=keys, default=keys, help="only these first results (and their baselines)"))])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith((
@@ -171,7 +181,7 @@ def main():
         env["XDG_CACHE_HOME"] = os.path.join(tmp, "cache")
         env["PYTHONPATH"] = os.pathsep.join([HERE] + [p for p in [env.get("PYTHONPATH")] if p])
         if args.part in (None, "first"):
-            first_results(env, tmp, rows)
+            first_results(env, tmp, rows, args.items)
         if args.part in (None, "reproduce"):
             reproduce(env, tmp, args, rows)
     write(args, [dict(table="machine", **machine())] + rows)
