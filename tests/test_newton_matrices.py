@@ -210,8 +210,8 @@ def _verify(N: Newton, assemblies, scenarios=None, seed=0):
         zero = np.abs(eig) <= K.shape[0] * EPS * np.abs(eig).max()
         inertia = bool(np.sum(eig < 0) == mc and not zero.any())
         for assembly in assemblies:
-            step, verdict = _factor_solve(_shifted(N.W, shift), N.Jc, N.Jd, N.sigma_x, N.sigma_s, delta_w, delta_c,
-                                          jnp.asarray(rhs), assembly)
+            weights = (jnp.asarray(v) for v in (N.sigma_x, N.sigma_s, delta_w, delta_c, rhs))  # traced, not static
+            step, verdict = _factor_solve(_shifted(N.W, shift), N.Jc, N.Jd, *weights, assembly)
             got = np.concatenate([step[0], step[2]])
             error = np.linalg.norm(got - expected) / np.linalg.norm(expected)
             backward = _backward_error(N, delta_w, delta_c, shift, step, rhs)
