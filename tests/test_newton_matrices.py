@@ -8,11 +8,14 @@ the starting guess moved inside its bounds (and, for Kelly, at the solved optimu
 squares estimate (the optimum's own there) and the barrier weights ``Σ = μ / slack²`` of the central path at
 ``μ = 0.1``. Checked against NumPy's dense ``solve`` and ``eigvalsh`` of the reduced matrix, assembled in NumPy:
 
-- the step of :func:`~difimpact._nlp.newton.solve` (the banded path, through the border where the mesh is large
-  enough or the border is asked for, and the dense path) to within a small multiple of ``cond(K) ε``;
+- the step of :func:`~difimpact._nlp.newton.solve` for a random right-hand side (the banded path, through the
+  border where the mesh is large enough or the border is asked for, and the dense path): ``(d_x, λ_c)`` to within
+  ``10 cond(K) ε`` of NumPy's, and the full (unreduced) system's backward error below ``10⁻¹²``;
 - the inertia verdict against the count of ``K``'s negative and zero eigenvalues (``m_c`` and none), on either
   side of the shift of the Hessian at which the reduced Hessian ``Zᵀ A Z`` on ``null(J_c)`` stops being positive
   definite (from NumPy's eigenvalues of ``Zᵀ A Z``), so that a wrong verdict on either side fails.
+
+The banded verdict is wrong on the biped with a torso at its guess (a zero pivot; strict ``xfail``, see there).
 """
 
 import math
@@ -190,17 +193,17 @@ def _backward_error(N: Newton, delta_w, delta_c, shift, step, rhs):
     return np.abs(residual).max() / (norm * np.abs(u).max() + np.abs(rhs).max())
 
 
-def _verify(N: Newton, assemblies, scenarios=None, seed=0):
-    """Each of `scenarios` (default :func:`_scenarios`) factored and solved on each path of `assemblies` (an
-    :class:`~newton.Assembly` or ``None``, dense) against NumPy: the reduced unknowns ``(d_x, λ_c)`` to within
+def _verify(N: Newton, assemblies):
+    """Each of :func:`_scenarios` factored and solved on each path of `assemblies` (an :class:`~newton.Assembly`
+    or ``None``, dense) against NumPy: the reduced unknowns ``(d_x, λ_c)`` to within
     ``10 cond(K) ε`` of ``numpy.linalg.solve``, the full system's backward error below ``10⁻¹²``, the inertia
     verdict equal to ``K``'s (``m_c`` negative eigenvalues, none zero; else :class:`InertiaMismatch`, once all
     are measured). Returns rows of what was measured."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     n, mc, md = N.W.shape[0], N.Jc.shape[0], N.Jd.shape[0]
     Jd = np.asarray(N.Jd.dense())
     rows = []
-    for delta_w, delta_c, shift in _scenarios(N) if scenarios is None else scenarios:
+    for delta_w, delta_c, shift in _scenarios(N):
         K, D, E = _reduced(N, delta_w, delta_c, shift)
         rhs = rng.standard_normal(n + md + mc + md)
         rx, rs, rc, rd = np.split(rhs, np.cumsum([n, md, mc]))
