@@ -50,7 +50,7 @@ def _writable(path, given: str | None) -> pathlib.Path:
     return folder
 
 
-def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path:
+def use_compilation_cache(path: str | os.PathLike | None = None, *, programs: bool = True) -> pathlib.Path:
     """Switch on JAX's persistent compilation cache: every program that JAX compiles from now on is written to a
     folder on disk, and a later process that compiles the same program (same function, shapes, dtypes, options,
     JAX version and device) loads it from there instead of running XLA's compiler again.
@@ -95,6 +95,8 @@ def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path
       ``difimpact/jax/<version>`` in the user's cache folder: ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux,
       ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows. The version of difimpact in the name keeps a
       new release from reading an older one's programs.
+    - `programs`: also keep the gaits' traced solves (the ``exported/`` subfolder, above); ``False``: only XLA's
+      compiled programs, and the gaits' solves are traced by each process.
 
     **Returns:**
 
@@ -109,11 +111,13 @@ def use_compilation_cache(path: str | os.PathLike | None = None) -> pathlib.Path
 
     from ._exported import set_folder
 
+    if not isinstance(programs, bool):
+        raise TypeError(f"use_compilation_cache: `programs` must be True or False, not {programs!r}.")
     folder = _writable(path, jax.config.jax_compilation_cache_dir)
     if jax.config.jax_compilation_cache_dir != str(folder):
         jax.config.update("jax_compilation_cache_dir", str(folder))
         compilation_cache.reset_cache()  # a cache JAX already opened in another folder would otherwise stay in use
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # keep every program (default: ≥ 1 s)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # however small, and no backend override
-    set_folder(folder / "exported")
+    set_folder(folder / "exported" if programs else None)
     return folder

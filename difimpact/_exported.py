@@ -10,6 +10,7 @@ whose meaning the key cannot pin down (a class or function from outside difimpac
 object shown by its memory address), the call is the plain one. Calls with traced arguments (inside a caller's
 ``jit``, ``vmap`` or ``grad``) are always the plain call; so is any call whose stored file cannot be read."""
 
+import contextlib
 import dataclasses
 import enum
 import functools
@@ -20,6 +21,7 @@ import os
 import pathlib
 import pickle
 import re
+import sys
 import tempfile
 import types
 from collections.abc import Callable
@@ -56,11 +58,6 @@ def set_folder(folder: pathlib.Path | None) -> None:
     _folder = folder
 
 
-def folder() -> pathlib.Path | None:
-    """The store's folder, ``None`` while it is off."""
-    return _folder
-
-
 @functools.cache
 def _environment() -> str:
     """The key's part fixed in a process: difimpact's version and a hash of its ``.py`` sources (an edited
@@ -85,17 +82,28 @@ def _settings() -> str:
 
 
 def _trusted(obj) -> str:
-    """The importable name ``module:qualname`` of a class or function of difimpact or its libraries."""
+    """The importable name ``module:qualname`` of a class or function of difimpact or its libraries, which
+    names it: the object found there is `obj` itself (not a closure or a class made at run time)."""
     module, name = getattr(obj, "__module__", None) or "", getattr(obj, "__qualname__", "")
     if module.partition(".")[0] not in _TRUSTED or "<" in name:
+        raise _Unstorable(f"{module}:{name}")
+    if module == "builtins":  # a built-in type (NoneType): one per process, made by no code of anyone's
+        return f"{module}:{name}"
+    try:
+        found = functools.reduce(getattr, name.split("."), sys.modules[module])
+    except (KeyError, AttributeError):
+        raise _Unstorable(f"{module}:{name}") from None
+    if found is not obj and not (isinstance(obj, types.FunctionType) and getattr(found, "__func__", None) is obj):
         raise _Unstorable(f"{module}:{name}")
     return f"{module}:{name}"
 
 
 def _text(obj) -> str:
     """A text of a static value that determines it: equal texts, equal values (no memory addresses)."""
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)) or obj is Ellipsis:
+    if obj is None or obj is Ellipsis or type(obj) in (bool, int, float, complex, str, bytes):
         return f"{type(obj).__name__}:{obj!r}"
+    if isinstance(obj, enum.Enum):
+        return f"{_trusted(type(obj))}.{obj.name}"
     if isinstance(obj, (tuple, list)):
         return f"{_trusted(type(obj))}({','.join(map(_text, obj))})"
     if isinstance(obj, dict):
@@ -109,8 +117,6 @@ def _text(obj) -> str:
         return f"array({a.dtype.str},{a.shape},{hashlib.sha256(a.tobytes()).hexdigest()})"
     if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType, np.dtype)):
         return str(obj) if isinstance(obj, np.dtype) else _trusted(obj)
-    if isinstance(obj, enum.Enum):
-        return f"{_trusted(type(obj))}.{obj.name}"
     if isinstance(obj, types.MethodType):
         return f"{_text(obj.__self__)}.{_trusted(obj.__func__)}"
     if dataclasses.is_dataclass(obj):  # an equinox Module held in a static field
@@ -143,15 +149,14 @@ def _key(name: str, static, dyn_def, arrays: list) -> tuple[str, str]:
     return hashlib.sha256(text.encode()).hexdigest(), text
 
 
-def _is_none(x) -> bool:
+def _is_none(x) -> bool:  # the leaves of an output's static part: its None too
     return x is None
 
 
 @dataclasses.dataclass(frozen=True)
 class _Program:
-    """A loaded or exported program: its compiled call, and what rebuilds its output: the output's part that is
-    not arrays (``None`` in their places; pickled apart from the program) and which of its ``None`` leaves were
-    arrays."""
+    """A loaded or exported program's call, and what rebuilds its output: the part that is not arrays (``None``
+    in their places; pickled beside the program) and which of its ``None`` leaves are arrays."""
 
     call: Callable
     static: Any
@@ -172,18 +177,12 @@ def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: s
     if len(exported.out_avals) != sum(is_array) or len(is_array) != len(leaves) or any(
             a and x is not None for a, x in zip(is_array, leaves)):
         raise ValueError("the stored program's outputs differ from its recorded structure")
-    return _Program(jax.jit(_named(exported.call, name)), static, tuple(is_array))
 
-
-def _named(call: Callable, name: str) -> Callable:
-    """`call` under the name of the function it was exported from: JAX names the compiled program (and its file
-    in the compilation cache) ``jit_<name>``, as the plain call's."""
-
-    def program(*arrays):
-        return call(*arrays)
+    def program(*args):  # under the exported function's name: JAX names its compiled program (and file) jit_<name>
+        return exported.call(*args)
 
     program.__name__ = program.__qualname__ = name
-    return program
+    return _Program(jax.jit(program), static, tuple(is_array))
 
 
 def _export(fn: Callable, static, dyn_def, arrays: list):
@@ -226,11 +225,12 @@ def _read(path: pathlib.Path, text: str, arrays: list, name: str) -> _Program:
 
 
 def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text: str) -> _Program:
-    """The program exported now, and written to `path`."""
+    """The program exported now, and written to `path` (where the folder cannot be written, kept only here)."""
     exported, out_static, is_array = _export(fn, static, dyn_def, arrays)
     data = pickle.dumps((_FORMAT, text, exported.serialize(), out_static, is_array))
     program = _program(exported, out_static, is_array, arrays, fn.__name__)
-    _write(path, data)
+    with contextlib.suppress(OSError):
+        _write(path, data)
     return program
 
 
@@ -238,13 +238,15 @@ def _call(fn: Callable, name: str, args: tuple, kwargs: dict):
     """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call. A program this process
     already holds is called; else the stored file is read, or (missing, unreadable or failing) exported again
     and written; a call that cannot be exported is the plain call from then on."""
+    if _folder is None or jax.config.jax_disable_jit:
+        return fn(*args, **kwargs)
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     arrays, dyn_def = jax.tree.flatten(dynamic)
-    if _folder is None or jax.config.jax_disable_jit or any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if any(isinstance(a, jax.core.Tracer) for a in arrays):
         return fn(*args, **kwargs)
     try:
         key, text = _key(name, static, dyn_def, arrays)
-    except _Unstorable:
+    except Exception:  # noqa: BLE001 - _Unstorable, or a structure the key cannot walk: the plain call
         return fn(*args, **kwargs)
     if key in _programs:
         program = _programs[key]

@@ -216,3 +216,16 @@ def test_what_the_key_cannot_name_is_not_stored(store, monkeypatch):
     monkeypatch.setattr(_exported, "_folder", None)
     _check(scaled(Scale(jnp.asarray(2.0), "positive"), jnp.asarray(3.0), 2), 3.0, 2)
     assert not any(store.iterdir())
+
+
+def test_switched_by_use_compilation_cache(tmp_path):
+    """`use_compilation_cache` switches the store on in its folder's `exported/` (`programs=False`: off)."""
+    suite = jax.config.jax_compilation_cache_dir
+    try:
+        assert di.use_compilation_cache(tmp_path) / "exported" == _exported._folder
+        di.use_compilation_cache(tmp_path, programs=False)
+        assert _exported._folder is None
+        with pytest.raises(TypeError, match="`programs` must be True or False"):
+            di.use_compilation_cache(tmp_path, programs="yes")
+    finally:
+        di.use_compilation_cache(suite)
