@@ -218,9 +218,10 @@ def test_what_the_key_cannot_name_is_not_stored(store, monkeypatch):
     assert not any(store.iterdir())
 
 
-def test_switched_by_use_compilation_cache(tmp_path):
+def test_switched_by_use_compilation_cache(tmp_path, monkeypatch):
     """`use_compilation_cache` switches the store on in its folder's `exported/` (`programs=False`: off)."""
     suite = jax.config.jax_compilation_cache_dir
+    monkeypatch.setattr(_exported, "_folder", _exported._folder)  # the suite's setting, put back afterwards
     try:
         assert di.use_compilation_cache(tmp_path) / "exported" == _exported._folder
         di.use_compilation_cache(tmp_path, programs=False)
