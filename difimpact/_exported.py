@@ -168,7 +168,7 @@ class _Program:
         return jax.tree.unflatten(treedef, [next(outs) if a else x for a, x in zip(self.is_array, leaves)])
 
 
-def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: str) -> _Program:
+def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: str, options=None) -> _Program:
     """A :class:`_Program` of an exported program, checked against the call's arrays and its output's leaves."""
     avals = [(tuple(a.shape), np.dtype(a.dtype)) for a in arrays]
     if [(tuple(a.shape), np.dtype(a.dtype)) for a in exported.in_avals] != avals:
@@ -182,7 +182,7 @@ def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: s
         return exported.call(*args)
 
     program.__name__ = program.__qualname__ = name
-    return _Program(jax.jit(program), static, tuple(is_array))
+    return _Program(jax.jit(program, compiler_options=options), static, tuple(is_array))
 
 
 def _export(fn: Callable, static, dyn_def, arrays: list):
@@ -216,44 +216,45 @@ def _write(path: pathlib.Path, data: bytes) -> None:
         raise
 
 
-def _read(path: pathlib.Path, text: str, arrays: list, name: str) -> _Program:
+def _read(path: pathlib.Path, text: str, arrays: list, name: str, options=None) -> _Program:
     """The program stored in `path` for the call of key text `text` (any failure raises)."""
     fmt, stored_text, blob, static, is_array = pickle.loads(path.read_bytes())
     if fmt != _FORMAT or stored_text != text:
         raise ValueError("a stored program of another call")
-    return _program(jax.export.deserialize(bytearray(blob)), static, is_array, arrays, name)
+    return _program(jax.export.deserialize(bytearray(blob)), static, is_array, arrays, name, options)
 
 
-def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text: str) -> _Program:
+def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text: str, options=None) -> _Program:
     """The program exported now, and written to `path` (where the folder cannot be written, kept only here)."""
     exported, out_static, is_array = _export(fn, static, dyn_def, arrays)
     data = pickle.dumps((_FORMAT, text, exported.serialize(), out_static, is_array))
-    program = _program(exported, out_static, is_array, arrays, fn.__name__)
+    program = _program(exported, out_static, is_array, arrays, fn.__name__, options)
     with contextlib.suppress(OSError):
         _write(path, data)
     return program
 
 
-def _call(fn: Callable, name: str, args: tuple, kwargs: dict):
-    """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call. A program this process
-    already holds is called; else the stored file is read, or (missing, unreadable or failing) exported again
-    and written; a call that cannot be exported is the plain call from then on."""
-    if _folder is None or jax.config.jax_disable_jit:
-        return fn(*args, **kwargs)
+def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, options=None):
+    """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call (`top`, compiled with
+    XLA's `options`, from Python; `fn` under a caller's own transformation). A program this process already holds
+    is called; else the stored file is read, or (missing, unreadable or failing) exported again and written; a call
+    that cannot be exported is the plain call from then on."""
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     arrays, dyn_def = jax.tree.flatten(dynamic)
     if any(isinstance(a, jax.core.Tracer) for a in arrays):
         return fn(*args, **kwargs)
+    if _folder is None or jax.config.jax_disable_jit:
+        return top(*args, **kwargs)
     try:
         key, text = _key(name, static, dyn_def, arrays)
     except Exception:  # noqa: BLE001 - _Unstorable, or a structure the key cannot walk: the plain call
-        return fn(*args, **kwargs)
+        return top(*args, **kwargs)
     if key in _programs:
         program = _programs[key]
-        return fn(*args, **kwargs) if program is None else program(arrays)
+        return top(*args, **kwargs) if program is None else program(arrays)
     path = _folder / f"{name}-{key[:40]}.exported"
-    read = functools.partial(_read, path, text, arrays, fn.__name__)
-    for obtain in (read, functools.partial(_fresh, fn, static, dyn_def, arrays, path, text)):
+    read = functools.partial(_read, path, text, arrays, fn.__name__, options)
+    for obtain in (read, functools.partial(_fresh, fn, static, dyn_def, arrays, path, text, options)):
         try:
             program = obtain()
             out = program(arrays)
@@ -262,17 +263,22 @@ def _call(fn: Callable, name: str, args: tuple, kwargs: dict):
         _programs[key] = program
         return out
     _programs[key] = None
-    return fn(*args, **kwargs)
+    return top(*args, **kwargs)
 
 
-def stored(name: str) -> Callable[[Callable], Callable]:
+def stored(name: str, compiler_options: dict | None = None) -> Callable[[Callable], Callable]:
     """Decorate a function wrapped by ``equinox.filter_jit`` so that its calls from Python go through the store
-    (:mod:`difimpact._exported`), keyed by `name` and the call; its attributes (``lower``) are the function's."""
+    (:mod:`difimpact._exported`), keyed by `name` and the call; its attributes (``lower``) are the function's.
+    `compiler_options`: XLA's options for the programs compiled for a call from Python, stored or not (JAX takes
+    them only at the top level: under a caller's own ``jit``, ``vmap`` or ``grad`` the function is traced into the
+    caller's program as it is)."""
 
     def decorate(fn: Callable) -> Callable:
+        top = eqx.filter_jit(fn, compiler_options=compiler_options) if compiler_options else fn
+
         @functools.wraps(fn)
         def call(*args, **kwargs):
-            return _call(fn, name, args, kwargs)
+            return _call(fn, top, name, args, kwargs, compiler_options)
 
         call.lower = fn.lower  # type: ignore[attr-defined]
         return call

@@ -111,7 +111,7 @@ def _key(monkeypatch, **kwargs) -> str:
     """The key of the call of the solve by `optimal_gait` (which is then neither traced nor run)."""
     keys = []
 
-    def record(fn, name, args, kw):
+    def record(fn, top, name, args, kw, options=None):
         dynamic, static = eqx.partition((args, kw), eqx.is_array)
         arrays, treedef = jax.tree.flatten(dynamic)
         keys.append(_exported._key(name, static, treedef, arrays)[0])

@@ -11,6 +11,7 @@ from .._custom_types import Array, Float, Int, Scalar
 from .._exported import stored
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed as raise_if_failed
+from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import all_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
@@ -316,7 +317,7 @@ def _bounds(problem: GaitProblem, z0):
     return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
 
 
-@stored("optimal_gait")
+@stored("optimal_gait", SOLVE_PROGRAM_OPTIONS)
 @eqx.filter_jit
 def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
     """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from
