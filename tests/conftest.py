@@ -94,7 +94,8 @@ def pytest_runtest_teardown(item, nextitem):
 # continuation in speed (8 minutes) and periodic_gait's known callbacks. The other slow tests (the multi-phase
 # layer's own layouts against IPOPT and its gradients through the solve among them) are run by hand: CI's 30 minutes
 # hold no more.
-_STAGE2_MODULES = ("test_human_gait.py", "test_human_tracking.py", "test_gait_cache.py", "test_program_cache.py")
+_STAGE2_MODULES = ("test_human_gait.py", "test_human_tracking.py", "test_gait_cache.py", "test_program_cache.py",
+                   "test_exported_programs.py")
 
 
 def pytest_collection_modifyitems(config, items):

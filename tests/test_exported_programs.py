@@ -67,6 +67,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # CI's second stage (tests/conftest.py): the README's command keeps its 7 minutes
 def test_second_process_calls_the_stored_program(tmp_path):
     """A first process exports and stores the solve's program; a second finds it and calls it without tracing the
     solve (the function that only the traced solve calls raises there): the same gait bit for bit, the same
@@ -90,6 +91,7 @@ def test_second_process_calls_the_stored_program(tmp_path):
     assert first["solved"] and first["raised"] == ITERATION_LIMIT
 
 
+@pytest.mark.slow  # CI's second stage (tests/conftest.py): the README's command keeps its 7 minutes
 def test_inside_a_callers_trace_the_plain_call(store):
     """Inside a caller's `jit` and `grad` (traced, not compiled: `eval_shape`) the solve is the plain call:
     nothing stored."""

@@ -247,6 +247,8 @@ def _paths(case, border_expected: bool):
     return [assembly] + forced + [None]
 
 
+@pytest.mark.slow  # CI's second stage: the README's command keeps its 7 minutes
+@pytest.mark.stage2
 def test_kelly_at_his_guess():
     """Kelly's five-link biped on 10 segments (the smallest mesh whose band pays; 6 and 8 take the dense LU), at
     his guess: one program of derivatives, three of factors."""
@@ -271,6 +273,8 @@ def test_kelly_at_the_optimum():
     _verify(_newton_point(case, gait.solution.x, gait.solution.multipliers), _paths(case, False))
 
 
+@pytest.mark.slow
+@pytest.mark.stage2
 @pytest.mark.xfail(raises=InertiaMismatch, strict=True,
                    reason="the banded inertia test's elimination without pivoting meets a zero pivot: a variable of "
                    "zero curvature (no bound, no Σ_x) ordered before the constraint rows that hold it")
