@@ -1,9 +1,9 @@
 """The seven-link human's predicted gait (:func:`difimpact._human_gait.human_gait`) against independent checks: the
-phases' dynamics hold their contacts and balance power; the transcription's optimum (IPOPT, test-side: the
-library's solve does not converge yet and is an expected failure) closed by multiple shooting and integrated by
-scipy's DOP853 under its interpolated torques returns through the heel strike to its first state, with the
-actuators' work equal to the change of mechanical energy and to the impact's loss; the heel strike's trailing foot
-stays by the library's unilateral enumeration; and Ros et al.'s blocking cases at the gait's heel strike.
+phases' dynamics hold their contacts and balance power; the library's optimum of the quick mesh equals IPOPT's
+(test-side, CasADi) on the same transcription; IPOPT's optimum of the closure's mesh, closed by multiple shooting
+and integrated by scipy's DOP853 under its interpolated torques, returns through the heel strike to its first state,
+with the actuators' work equal to the change of mechanical energy and to the impact's loss; the heel strike's
+trailing foot stays by the library's unilateral enumeration; and Ros et al.'s blocking cases at the gait's heel strike.
 
 The solves (Hermite–Simpson, 3/2/4/3 segments per phase from the experiment's guess, then the closure's mesh
 8/6/4/3 warm-started from it) take minutes of compiling and iterating: the tests that need them are ``slow``."""
