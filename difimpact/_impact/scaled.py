@@ -104,8 +104,7 @@ def inverse_columns(M_H: MassMatrix, M_L: MassMatrix, A: Float[Array, "m n"], sc
     `scales` (static): whether the rows are split by mass scale. ``False`` where there is no light body
     (``M_L = 0``, so ``P_N = P_U``) and no limit of vanishing masses (``B = I``): the light rows and the rows
     along ``U`` of the derivative (:func:`_light_rows`, :func:`_unseen_rows`) are then exactly zero, or along
-    ``U`` undetermined and flagged by the caller, and are not traced (a Hessian through the impact is a third
-    of the size).
+    ``U`` undetermined and flagged by the caller, and are not traced.
     """
     n, m = M_H.shape[0], A.shape[0]
     K_hat = _matrix(M_H, M_L, A, sc, scales)
