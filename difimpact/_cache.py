@@ -73,14 +73,18 @@ def use_compilation_cache(path: str | os.PathLike | None = None, *, programs: bo
       ``jax.debug`` callback in it, including difimpact's checks when you call an entry point inside your own
       ``jit``, ``vmap`` or ``grad``, and :func:`~difimpact.periodic_gait`'s (a check inside lineax, which its
       derivative of diffrax's event location calls).
-    - Tracing and lowering are kept only for the solves of the optimal and multi-phase gaits
-      (:func:`~difimpact.optimal_gait`, :func:`~difimpact.kelly_gait`, :func:`~difimpact.human_gait`,
-      :func:`~difimpact.multiphase_gait`) called from Python: ``jax.export`` writes their programs into the
-      subfolder ``exported/``, keyed by the versions of difimpact (and its sources), JAX and its libraries, the
-      platform, x64 and the problem's static structure; a later process calls them without tracing the solve.
-      Not kept: a problem holding a class or function from outside difimpact (your own model), a call inside
-      your own ``jit``, ``vmap`` or ``grad``, and everything else (impact maps, compliant phase, a solve's
-      set-up), which each process traces again. It needs the ``flatbuffers`` package (JAX's format).
+    - Tracing and lowering are kept only for the entry points called from Python: the impact maps
+      (:func:`~difimpact.impact`, :func:`~difimpact.frictional_impact`, :func:`~difimpact.constrained_impact`,
+      :func:`~difimpact.pushoff_impact`), :func:`~difimpact.compliant_impact`, :func:`~difimpact.stride` and
+      the solves of the optimal and multi-phase gaits (:func:`~difimpact.optimal_gait`,
+      :func:`~difimpact.kelly_gait`, :func:`~difimpact.human_gait`, :func:`~difimpact.multiphase_gait`).
+      ``jax.export`` writes their programs into the subfolder ``exported/``, keyed by the versions of difimpact
+      (and its sources), JAX and its libraries, the platform, x64 and the call's static structure; a later
+      process calls them without tracing them, and a failure their program flags still raises after it. Not
+      kept: a call holding a class or function from outside difimpact (your own model), a call inside your own
+      ``jit``, ``vmap`` or ``grad``, :func:`~difimpact.periodic_gait` (its host callback, above) and everything
+      else (a gait solve's set-up), which each process traces again. It needs the ``flatbuffers`` package
+      (JAX's format).
     - Programs compiled before the call are not stored.
     - JAX's own off switch (``jax_enable_compilation_cache``, or ``JAX_ENABLE_COMPILATION_CACHE=false``) is
       left as it is.
@@ -95,8 +99,8 @@ def use_compilation_cache(path: str | os.PathLike | None = None, *, programs: bo
       ``difimpact/jax/<version>`` in the user's cache folder: ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux,
       ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows. The version of difimpact in the name keeps a
       new release from reading an older one's programs.
-    - `programs`: also keep the gaits' traced solves (the ``exported/`` subfolder, above); ``False``: only XLA's
-      compiled programs, and the gaits' solves are traced by each process.
+    - `programs`: also keep the entry points' traced programs (the ``exported/`` subfolder, above); ``False``:
+      only XLA's compiled programs, and each process traces them again.
 
     **Returns:**
 

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._custom_types import Array, Bool, Int
+from ._exported import stored
 
 _MODE = threading.local()
 
@@ -174,9 +175,14 @@ def program(fn: Callable, normalise: Callable[..., tuple[tuple, dict]] | None = 
     arguments (in a caller's ``jit``, ``vmap`` or ``grad``) they are ``equinox.error_if`` in the caller's program.
     `normalise(*args, **kwargs)`, if given, returns the ``(args, kwargs)`` to pass, in Python on every call (and
     may check them there). Called inside another entry point's function it is traced into that one's program.
+
+    The program of a call from Python goes through :func:`difimpact._exported.stored`, under the entry point's
+    name: with the store on, a later process calls it without tracing `fn` again. Its flags are outputs like its
+    result, so a stored program's failures raise after it with the same messages.
     """
     traced = eqx.filter_jit(_traced_as(fn, record=False))
     recorded = eqx.filter_jit(_traced_as(fn, record=True))
+    kept = stored(fn.__name__)(recorded)  # its traced program kept across processes, where the store is on
 
     @functools.wraps(fn)
     def edge(*args, **kwargs):
@@ -186,7 +192,7 @@ def program(fn: Callable, normalise: Callable[..., tuple[tuple, dict]] | None = 
             return fn(*args, **kwargs)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs))):
             return traced(*args, **kwargs)
-        out, failures = recorded(*args, **kwargs)
+        out, failures = kept(*args, **kwargs)
         return failures.raise_first(out)
 
     edge.recorded = recorded  # the program of a call from Python, for lowering it

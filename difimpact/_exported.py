@@ -1,5 +1,6 @@
-"""Programs kept across processes: a solve's traced and lowered program serialised by `jax.export` into a folder
-beside JAX's compilation cache, so that a later process calls it without tracing the Python function again.
+"""Programs kept across processes: an entry point's traced and lowered program (an impact map, the compliant phase,
+a stride, a gait's solve) serialised by `jax.export` into a folder beside JAX's compilation cache, so that a later
+process calls it without tracing the Python function again.
 
 :func:`stored` wraps a function already wrapped by ``equinox.filter_jit``. Called from Python with concrete
 arguments while the store is on (:func:`~difimpact.use_compilation_cache`), it looks its program up by a key of
@@ -8,7 +9,8 @@ through, the platform, the numeric settings, the static part of the arguments (t
 fields, and the non-array leaves) and the shapes and dtypes of the arrays. Where the static part holds anything
 whose meaning the key cannot pin down (a class or function from outside difimpact and its libraries, a lambda, an
 object shown by its memory address), the call is the plain one. Calls with traced arguments (inside a caller's
-``jit``, ``vmap`` or ``grad``) are always the plain call; so is any call whose stored file cannot be read."""
+``jit``, ``vmap`` or ``grad``) are always the plain call; so is any call whose stored file cannot be read, and
+one whose program cannot be exported (a host callback in it), which its file records as such."""
 
 import contextlib
 import dataclasses
@@ -76,9 +78,11 @@ def _environment() -> str:
 
 
 def _settings() -> str:
-    """The key's part that a process may change: the platform and JAX's numeric settings."""
+    """The key's part that a process may change: the platform, JAX's numeric settings and what a trace checks
+    (the rank promotion it rejects; equinox's ``EQX_ON_ERROR``, which makes a library's own checks NaN or nothing)."""
     return repr((jax.default_backend(), jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision,
-                 jax.config.jax_numpy_dtype_promotion))
+                 jax.config.jax_numpy_dtype_promotion, jax.config.jax_numpy_rank_promotion,
+                 eqx._errors.EQX_ON_ERROR))
 
 
 def _trusted(obj) -> str:
@@ -216,21 +220,31 @@ def _write(path: pathlib.Path, data: bytes) -> None:
         raise
 
 
-def _read(path: pathlib.Path, text: str, arrays: list, name: str, options=None) -> _Program:
-    """The program stored in `path` for the call of key text `text` (any failure raises)."""
+def _read(path: pathlib.Path, text: str, arrays: list, name: str, options=None) -> "_Program | None":
+    """The program stored in `path` for the call of key text `text`, or ``None`` where the file records that the
+    call cannot be exported (any failure raises)."""
     fmt, stored_text, blob, static, is_array = pickle.loads(path.read_bytes())
     if fmt != _FORMAT or stored_text != text:
         raise ValueError("a stored program of another call")
+    if blob is None:
+        return None
     return _program(jax.export.deserialize(bytearray(blob)), static, is_array, arrays, name, options)
 
 
 def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text: str, options=None) -> _Program:
-    """The program exported now, and written to `path` (where the folder cannot be written, kept only here)."""
-    exported, out_static, is_array = _export(fn, static, dyn_def, arrays)
-    data = pickle.dumps((_FORMAT, text, exported.serialize(), out_static, is_array))
+    """The program exported now, and written to `path` (where the folder cannot be written, kept only here). A
+    call that cannot be exported (a host callback in its program, which JAX does not serialise) is recorded in
+    `path` as such, so that a later process makes the plain call at once instead of tracing it twice."""
+    try:
+        exported, out_static, is_array = _export(fn, static, dyn_def, arrays)
+        blob = exported.serialize()
+    except Exception:
+        with contextlib.suppress(OSError):
+            _write(path, pickle.dumps((_FORMAT, text, None, None, None)))
+        raise
     program = _program(exported, out_static, is_array, arrays, fn.__name__, options)
     with contextlib.suppress(OSError):
-        _write(path, data)
+        _write(path, pickle.dumps((_FORMAT, text, blob, out_static, is_array)))
     return program
 
 
@@ -238,7 +252,7 @@ def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, opt
     """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call (`top`, compiled with
     XLA's `options`, from Python; `fn` under a caller's own transformation). A program this process already holds
     is called; else the stored file is read, or (missing, unreadable or failing) exported again and written; a call
-    that cannot be exported is the plain call from then on."""
+    that cannot be exported is the plain call from then on, in this process and (recorded in its file) the next."""
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     arrays, dyn_def = jax.tree.flatten(dynamic)
     if any(isinstance(a, jax.core.Tracer) for a in arrays):
@@ -257,6 +271,8 @@ def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, opt
     for obtain in (read, functools.partial(_fresh, fn, static, dyn_def, arrays, path, text, options)):
         try:
             program = obtain()
+            if program is None:  # recorded as not exportable
+                break
             out = program(arrays)
         except Exception:  # noqa: BLE001 - any failure of a stored program means the next way, at last the plain call
             continue
