@@ -33,13 +33,14 @@ EXACT_BALANCE_RTOL = 1e-8  # actuator work against impact loss on the exact peri
 TRAPEZOID_MESHES, QUICK_TRAPEZOID_MESHES = (9, 24, 49), (9,)
 
 
-@functools.cache
 def solver(method: str, segments: int, warm: bool):
-    """One jitted :func:`~difimpact.kelly_gait` per mesh (and per start: Kelly's guess, or ``warm`` from an
-    :class:`~difimpact.OptimalGait` passed as the argument), compiled once per process and shared by the tests."""
+    """:func:`~difimpact.kelly_gait` on a mesh (and from a start: Kelly's guess, or ``warm`` from an
+    :class:`~difimpact.OptimalGait` passed as the argument), called from Python: its solve is the program the
+    library compiles (with its compiler options) and keeps (:func:`~difimpact.use_compilation_cache`), once per
+    process and mesh, shared by the tests."""
     if warm:
-        return jax.jit(lambda guess: kelly_gait(method=method, segments=segments, guess=guess, throw=False))
-    return jax.jit(lambda: kelly_gait(method=method, segments=segments, throw=False))
+        return lambda guess: kelly_gait(method=method, segments=segments, guess=guess, throw=False)
+    return lambda: kelly_gait(method=method, segments=segments, throw=False)
 
 
 def solve(method: str, segments: int, guess=None):
