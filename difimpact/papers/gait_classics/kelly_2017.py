@@ -3,7 +3,6 @@ collocation (:func:`~difimpact.kelly_gait`) on Kelly's mesh and on finer ones un
 digits, beside Kelly's published cost and CasADi/IPOPT's optimum of the same transcription; the finest optimum,
 integrated forward under its interpolated torques and mapped through heel strike, closes the periodic gait."""
 
-import functools
 
 import diffrax
 import jax
