@@ -33,27 +33,25 @@ WALKER = di.SimplestWalker(0.009)
 X0 = jnp.array([-0.2, 0.2, 0.016])
 
 SCRIPT = """
-import json, math, sys
+import importlib, json, math, sys
 import equinox as eqx, jax, jax.numpy as jnp
 jax.config.update("jax_enable_x64", True)
 import difimpact as di
 from difimpact import _exported
-from difimpact._compliant import solve
-from difimpact._gait import stride
-from difimpact._impact import frictional_ground
+frictional_ground, solve, stride = map(importlib.import_module, (
+    "difimpact._impact.frictional_ground", "difimpact._compliant.solve", "difimpact._gait.stride"))
 di.use_compilation_cache(sys.argv[1])
 exported, export = [], _exported._export
 def counted(fn, *args):
     exported.append(fn.__name__)
     return export(fn, *args)
 _exported._export = counted
-simplest, x0 = di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])
-gait = di.periodic_gait(simplest, x0)  # not exportable: the plain call, which traces the stride
-out = dict(periodic_gait=dict(leaves=[float(v).hex() for v in gait.x.tolist()]))
+traced_only = (frictional_ground._map, solve.solve_hybrid, stride._integrate)  # each called only by its trace
 if sys.argv[2] == "untraced":
     def traced(*args, **kwargs):
         raise AssertionError("an entry point was traced")
-    frictional_ground._map = solve.solve_hybrid = stride._integrate = traced  # each called only by its trace
+    frictional_ground._map = solve.solve_hybrid = stride._integrate = traced
+simplest, x0 = di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])
 walker = di.CrutchWalker()
 q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
 law = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
@@ -64,6 +62,7 @@ calls = dict(
                                                       friction=di.Coulomb(0.75)),
     stride=lambda good: di.stride(simplest, x0 if good else x0.at[1].set(-0.2)),
 )
+out = {}
 for name, call in calls.items():
     value = call(True)
     out[name] = dict(leaves=[[float(v).hex() for v in x.ravel().tolist()]
@@ -73,7 +72,11 @@ for name, call in calls.items():
         out[name]["raised"] = call(False) and None
     except eqx.EquinoxRuntimeError as error:
         out[name]["raised"] = str(error)
-print(json.dumps(dict(out=out, exported=exported)))
+scipy = "scipy.linalg" in sys.modules  # LAPACK's kernels registered for none of these programs: none calls any
+frictional_ground._map, solve.solve_hybrid, stride._integrate = traced_only
+gait = di.periodic_gait(simplest, x0)  # not exportable: the plain call, which traces the stride
+out["periodic_gait"] = dict(leaves=[float(v).hex() for v in gait.x.tolist()])
+print(json.dumps(dict(out=out, exported=exported, scipy=scipy)))
 """
 
 RAISED = {
@@ -99,7 +102,8 @@ def test_second_process_calls_the_stored_programs(tmp_path):
     and records the periodic gait's as not exportable; a second calls the three without tracing them (the
     functions only their traces call raise) and makes the periodic gait's plain call without exporting it again:
     the same results bit for bit, the same structures, and each failure flagged by its program (a tip above the
-    ground, a contact already separating, a walker falling back) raises its message after the stored program."""
+    ground, a contact already separating, a walker falling back) raises its message after the stored program.
+    Loading them imports no SciPy (JAX's registration of LAPACK's kernels: none of them has a custom call)."""
     folder = tmp_path / "cache"
     first = _run(folder, "first")
     stored = {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()}
@@ -107,7 +111,7 @@ def test_second_process_calls_the_stored_programs(tmp_path):
     assert sorted(first["exported"]) == sorted([*RAISED, "periodic_gait"])
     second = _run(folder, "untraced")
     assert {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()} == stored
-    assert second["exported"] == []
+    assert second["exported"] == [] and not second["scipy"]
     assert first["out"] == second["out"]
     for name, message in RAISED.items():
         assert message in (first["out"][name]["raised"] or ""), (name, first["out"][name]["raised"])
@@ -182,3 +186,23 @@ def test_inside_a_callers_trace_the_plain_call(store):  # noqa: F811 - the impor
     assert jax.eval_shape(jax.jit(impulse), Q).shape == ()
     assert jax.eval_shape(jax.grad(impulse), Q).shape == Q.shape
     assert not any(store.iterdir())
+
+
+@_exported.stored("test_linear")
+@eqx.filter_jit
+def _linear(a, b, solve: bool):
+    return jnp.linalg.solve(a, b) if solve else a @ b
+
+
+def test_kernels_registered_where_the_program_calls_them(store):  # noqa: F811 - the imported fixture
+    """A stored program with a custom call (LAPACK's, a dense solve) is lowered after JAX's registration of the
+    kernels; one with none (the entry points') without it, in this thread only, and JAX's step is kept for every
+    other call."""
+    a, b = jnp.array([[2.0, 0.0], [1.0, 4.0]]), jnp.array([2.0, 9.0])
+    assert _linear(a, b, True).tolist() == [1.0, 2.0] and _linear(a, b, False).tolist() == [4.0, 38.0]
+    assert sorted(p.custom_calls for p in _exported._programs.values()) == [False, True]
+    with _exported._backends_when(False):
+        assert _exported._WITHOUT_KERNELS.on
+        with _exported._backends_when(True):
+            assert not _exported._WITHOUT_KERNELS.on
+    assert not _exported._WITHOUT_KERNELS.on
