@@ -75,12 +75,13 @@ def test_kelly_equals_ipopt(kelly):
 
 def test_kelly_as_objects(kelly):
     """Kelly's constraints as the layer's objects: knee and absolute-angle limits, rate limits, the swing foot
-    rising then descending; the torques bounded by the variables' bounds; 17 variables a point."""
+    rising then descending; the torques bounded by the variables' bounds; 16 variables a point (no effort
+    state: the cost is a quadrature)."""
     problem = kelly[1].problem
     kinds = [type(c) for c in problem.inequalities]
     assert kinds == [AngleLimits, AngleLimits, SwingFootRising, SwingFootDescending]
     assert [c.rates for c in problem.inequalities[:2]] == [False, True]
-    assert problem.layout.block == 2 * 5 + 3 + 4 and problem.size == 13 * 17
+    assert problem.layout.block == 2 * 5 + 2 + 4 and problem.size == 13 * 16
 
 
 def test_resampled_start(kelly):
@@ -89,10 +90,10 @@ def test_resampled_start(kelly):
     new = kelly[1]
     finer = stance.StanceProblem(**{**{f: getattr(new.problem, f) for f in new.problem.__dataclass_fields__},
                                     "mesh": stance.Mesh("hermite-simpson", (12,), (1.0,))})
-    z = np.asarray(stance.start(finer, new)).reshape(25, 17)
+    z = np.asarray(stance.start(finer, new)).reshape(25, 16)
     L = finer.layout
     np.testing.assert_allclose(z[:, L.t], 0.7 * finer.times(), atol=1e-12)
-    np.testing.assert_allclose(z[::2, :L.t], np.asarray(new.solution.x).reshape(13, 17)[:, :L.t], atol=1e-12)
+    np.testing.assert_allclose(z[::2, :L.t], np.asarray(new.solution.x).reshape(13, 16)[:, :L.t], atol=1e-12)
 
 
 @pytest.mark.parametrize("mu_T", torso.MU_T)

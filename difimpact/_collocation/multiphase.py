@@ -32,11 +32,12 @@ from .stages import StageRows, stage_sparsity
 
 
 class PointLayout(eqx.Module):
-    """The columns of a point's block: ``q`` ``[0, n)``, ``\\dot q`` ``[n, 2n)``, ``t``, ``E``, ``τ``, then the
-    `controls`."""
+    """The columns of a point's block: ``q`` ``[0, n)``, ``\\dot q`` ``[n, 2n)``, ``t``, ``E`` (where `effort_state`:
+    a cost read at the step's end), ``τ``, then the `controls`."""
 
     n: int = eqx.field(static=True)
     controls: int = eqx.field(static=True)
+    effort_state: bool = eqx.field(static=True, default=True)
 
     @property
     def t(self) -> int:
@@ -44,15 +45,17 @@ class PointLayout(eqx.Module):
 
     @property
     def effort(self) -> int:
+        if not self.effort_state:
+            raise ValueError("this layout holds no effort state.")
         return 2 * self.n + 1
 
     @property
     def tau(self) -> int:
-        return 2 * self.n + 2
+        return 2 * self.n + 1 + int(self.effort_state)
 
     @property
     def states(self) -> int:
-        return 2 * self.n + 3
+        return self.tau + 1
 
     @property
     def block(self) -> int:

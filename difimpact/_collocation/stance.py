@@ -1,19 +1,18 @@
 r"""One step of a walker in single support as a phase of the multi-phase transcription: the stance foot is the
 base, pinned at the origin, and the coordinates are the joints' (:class:`~difimpact.PoweredBiped`).
 
-Every collocation point holds the layout of :class:`~.multiphase.PointLayout`, ``(θ, \dot θ, t, E, τ, u)``: the
-joint angles and rates, the time since the step began, the effort so far, the step's duration and the torques
-[N m]. In phase time ``s ∈ [0, 1]`` the states obey
+Every collocation point holds the layout of :class:`~.multiphase.PointLayout` without the effort state,
+``(θ, \dot θ, t, τ, u)``: the joint angles and rates, the time since the step began, the step's duration and the
+torques [N m]. In phase time ``s ∈ [0, 1]`` the states obey
 
-$$\frac{d}{ds}(θ, \dot θ, t, E, τ) = τ\,(\dot θ, \ddot θ, 1, g(\dot θ, u), 0),\qquad
-  M_{θθ}\ddot θ = B_θ u - c_θ,$$
+$$\frac{d}{ds}(θ, \dot θ, t, τ) = τ\,(\dot θ, \ddot θ, 1, 0),\qquad M_{θθ}\ddot θ = B_θ u - c_θ,$$
 
-transcribed on the phase's :class:`~.mesh.Mesh` (Kelly 2017, §§3–4), ``g`` the running cost
-(:mod:`.stance_terms`). The step is periodic through the heel strike and the legs' relabelling, which moves the
+transcribed on the phase's :class:`~.mesh.Mesh` (Kelly 2017, §§3–4). The step is periodic through the heel strike and the legs' relabelling, which moves the
 base to the new stance foot (:meth:`~difimpact.PoweredBiped.heel_strike`): ``θ_0 = R θ_G``,
-``\dot θ_0 = R \dot q^+_θ(θ_G, \dot θ_G)``, ``t_0 = E_0 = 0``; the swing foot ends on the ground at the step
-length ``L`` (or at ``v t_G`` for a speed ``v``). The cost is the effort ``E(T)`` (by the mesh's quadrature)
-over the normalisation's divisor; the constraints are objects (:mod:`.stance_terms`). With ``τ`` as a state
+``\dot θ_0 = R \dot q^+_θ(θ_G, \dot θ_G)``, ``t_0 = 0``; the swing foot ends on the ground at the step
+length ``L`` (or at ``v t_G`` for a speed ``v``). The cost is the effort ``E = ∫_0^T g\,dt`` of the running cost
+``g`` by the mesh's quadrature, ``Σ_i w_i τ_i g_i``, over the normalisation's divisor; the constraints are objects
+(:mod:`.stance_terms`). With ``τ`` as a state
 every row meets one point or a segment's, so the Newton matrix is a band closed into a ring by the periodicity
 (:mod:`.stages`).
 """
@@ -81,7 +80,7 @@ class StanceProblem(eqx.Module):
 
     @property
     def layout(self) -> PointLayout:
-        return PointLayout(self.biped.joints, self.biped.controls)
+        return PointLayout(self.biped.joints, self.biped.controls, effort_state=False)
 
     @property
     def points(self) -> int:
@@ -111,15 +110,14 @@ class StanceProblem(eqx.Module):
         theta, theta_dot, x, u = self.unpack(z)
         acc, force = jax.vmap(self.biped.dynamics)(theta, theta_dot, u)
         ones = jnp.ones((x.shape[0], 1), x.dtype)
-        g = self.cost.running(self.biped, theta_dot, u)[:, None]
-        f = jnp.concatenate([theta_dot, acc, ones, g, 0 * ones], axis=1)
+        f = jnp.concatenate([theta_dot, acc, ones, 0 * ones], axis=1)
         return x[:, L.tau:L.tau + 1] * f, force
 
     def objective(self, z):
         r"""The running cost's quadrature over the normalisation's divisor (of the fixed step length, or the swing
-        foot's reach), ``Σ_i w_i τ_i g_i / D(L)``: at a feasible point the effort ``E(T)`` itself, but with the
-        running cost's curvature in the objective rather than only in the effort's defects (whose multipliers
-        start far from their optimum)."""
+        foot's reach), ``Σ_i w_i τ_i g_i / D(L)``: the effort as a sum over the points rather than a state read at
+        the end, so that the objective carries the running cost's curvature (an effort state's defects would carry
+        it only through their multipliers)."""
         theta, theta_dot, x, u = self.unpack(z)
         w = jnp.asarray(self.mesh.weights(), z.dtype)
         effort = (w * x[:, self.layout.tau]) @ self.cost.running(self.biped, theta_dot, u)
@@ -138,7 +136,7 @@ class StanceProblem(eqx.Module):
         return self._equality(x, f, rates_plus), jnp.concatenate(d) if d else None
 
     def _equality(self, x, f, rates_plus):
-        """The defects; the periodicity through heel strike and relabelling; ``t_0 = E_0 = 0``; a fixed duration;
+        """The defects; the periodicity through heel strike and relabelling; ``t_0 = 0``; a fixed duration;
         the swing foot on the ground at the step's end, at the step length or the speed's."""
         L, j = self.layout, self.layout.n
         rows = [self.mesh.defects(0, x, f).reshape(-1)]
@@ -161,9 +159,9 @@ class StanceProblem(eqx.Module):
 
     def variable_bounds(self, dtype):
         """``θ``, ``θ̇`` and ``u`` within their bounds at every point; the first point's duration within
-        `duration_bounds` where it is free (the defects carry it to the others); ``t``, ``E`` free."""
+        `duration_bounds` where it is free (the defects carry it to the others); ``t`` free."""
         G, L = self.points, self.layout
-        inf = jnp.full(3, jnp.inf, dtype)
+        inf = jnp.full(L.states - 2 * L.n, jnp.inf, dtype)
         free = self.duration is None
         lo = jnp.concatenate([self.angle_bounds[0], self.rate_bounds[0], -inf, self.torque_bounds[0]])
         hi = jnp.concatenate([self.angle_bounds[1], self.rate_bounds[1], inf, self.torque_bounds[1]])
@@ -188,7 +186,7 @@ def sparsity(problem: StanceProblem) -> Sparsity:
             rows.add(seg, count=L.states)
     periodicity = len(rows) + np.arange(2 * L.n)  # the ring's border (:mod:`difimpact._nlp.bordered`)
     rows.add((0, G - 1), count=2 * L.n)
-    rows.add((0,), count=2 + int(problem.duration is not None))
+    rows.add((0,), count=1 + int(problem.duration is not None))
     rows.add((G - 1,), count=1 + int(problem.step_length is not None) + int(problem.speed is not None))
     for c in problem.inequalities:
         for points, count in c.footprint(G):
@@ -229,7 +227,7 @@ def from_gait_problem(problem) -> StanceProblem:
 
 def initial_guess(problem: StanceProblem, theta0, T) -> Float[Array, " N"]:
     """Kelly's guess (OptimTraj ``MAIN.m``): the joint angles linear in time from ``θ_0`` to the posture whose
-    relabelling is ``θ_0``, constant rates, zero torques and effort, the step lasting `T` [s]."""
+    relabelling is ``θ_0``, constant rates, zero torques, the step lasting `T` [s]."""
     G, k, dtype = problem.points, problem.layout.controls, theta0.dtype
     R = jnp.asarray(problem.biped.relabelling(), dtype)
     theta_end = jnp.linalg.solve(R, theta0)
@@ -237,8 +235,7 @@ def initial_guess(problem: StanceProblem, theta0, T) -> Float[Array, " N"]:
     theta = theta0[None, :] + s * (theta_end - theta0)[None, :]
     rates = jnp.broadcast_to(((theta_end - theta0) / T)[None, :], theta.shape)
     T = jnp.broadcast_to(jnp.asarray(T, dtype), (G, 1))
-    zeros = jnp.zeros((G, 1), dtype)
-    return jnp.concatenate([theta, rates, T * s, zeros, T, jnp.zeros((G, k), dtype)], axis=1).reshape(-1)
+    return jnp.concatenate([theta, rates, T * s, T, jnp.zeros((G, k), dtype)], axis=1).reshape(-1)
 
 
 def start(problem: StanceProblem, guess) -> Float[Array, " N"]:

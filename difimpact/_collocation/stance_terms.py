@@ -1,7 +1,7 @@
 r"""The cost and the constraints of a step in single support (:mod:`.stance`), as objects.
 
-A running cost gives the integrand ``g(\dot θ, u)`` of the effort ``E = ∫_0^T g\,dt`` (a state of every point);
-a normalisation divides the effort at the step's end (Kelly 2017, eq. 7.1; Srinivasan & Ruina, *Computer
+A running cost gives the integrand ``g(\dot θ, u)`` of the effort ``E = ∫_0^T g\,dt`` (by the mesh's
+quadrature); a normalisation divides it (Kelly 2017, eq. 7.1; Srinivasan & Ruina, *Computer
 optimization of a minimal biped model discovers walking and running*, Nature 439, 2006):
 
 $$J_{u^2} = \int_0^T \sum_j u_j^2\,dt,\qquad J_{W^+} = \int_0^T \sum_j \max(0, u_j ω_j)\,dt,\qquad
