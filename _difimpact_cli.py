@@ -98,6 +98,25 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+_MAX_JOBS = 4  # worker processes by default: each holds its own JAX and compiles on one core
+
+
+def default_jobs() -> int:
+    """The CPU cores this process may use, at most ``_MAX_JOBS``."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(_MAX_JOBS, cores))
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of processes, at least 1, got {text!r}")
+    return n
+
+
 def parser() -> argparse.ArgumentParser:
     """The command's arguments: ``list [-v]`` and ``reproduce [NAME ...] [options]``."""
     top = argparse.ArgumentParser(prog="difimpact", description=_DESCRIPTION,
@@ -120,6 +139,9 @@ def parser() -> argparse.ArgumentParser:
                      help=f"coarse grids; the compliant sweeps of {_QUICK_SKIPS} skipped (CI)")
     rep.add_argument("--quiet", action="store_true", help="no progress bars (none are drawn unless stderr is a "
                                                           "terminal)")
+    rep.add_argument("--jobs", type=_jobs, default=default_jobs(), metavar="N",
+                     help="experiments run at once, each in its own process (default: the CPU cores, at most "
+                          f"{_MAX_JOBS}: {default_jobs()} here); 1 runs them one after another in this process")
     rep.add_argument("--no-cache", action="store_true",
                      help="do not use the persistent compilation cache (also DIFIMPACT_NO_COMPILE_CACHE=1)")
     return top

@@ -102,8 +102,8 @@ def collect_and_freeze() -> None:
     gc.freeze()
 
 
-def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False) -> int:
-    """Run the experiments into `out` (layout and report: :mod:`difimpact.papers.report`)."""
+def _setup() -> None:
+    """The process's settings for the experiments: float64, matplotlib without a display."""
     import jax
 
     jax.config.update("jax_enable_x64", True)
@@ -112,35 +112,101 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
 
     matplotlib.use("Agg")
 
+
+def _run_one(name: str, out: pathlib.Path, quick: bool, run: int, progress) -> tuple[str, list, list, float, str]:
+    """Run one experiment and write its folder: ``(name, rows, checks, seconds, folder)``."""
+    from .papers import report
+    from .papers.registry import REGISTRY
+
+    exp = REGISTRY[name]
+    progress = progress or _progress(True)
+    start = time.perf_counter()
+    outcome = exp.run(quick, progress)
+    seconds = time.perf_counter() - start
+    folder = report.save_outcome(out, exp, outcome, quick=quick, run=run, seconds=seconds)
+    collect_and_freeze()
+    return name, outcome.rows, outcome.checks, seconds, str(folder)
+
+
+def _worker(cache: bool) -> None:
+    """A worker process of ``--jobs``: the command's settings (its XLA flags come with the environment)."""
+    _compile_faster()
+    if cache:
+        _enable_compile_cache()
+    _setup()
+    defer_full_collections()
+
+
+def _in_workers(names: list[str], out: pathlib.Path, quick: bool, run: int, jobs: int, cache: bool):
+    """Yield ``_run_one``'s results as worker processes finish them, the experiments that took longest in the
+    last run in `out` started first (the others in reverse registry order: the gaits, registered last, take
+    longest). A failure stops those not yet started, yields those running and then raises."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    from .papers import report
+
+    def weight(name):
+        previous = report._read(out / name / report.RESULT) or {}
+        return previous.get("seconds", float("inf")), names.index(name)
+
+    order = sorted(names, key=weight, reverse=True)
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker,
+                                  initargs=(cache,))
+    with pool:
+        futures = {pool.submit(_run_one, name, out, quick, run, None): name for name in order}
+        failure = None
+        for done in cf.as_completed(futures):
+            if done.cancelled():
+                continue
+            try:
+                yield done.result()
+            except BaseException as err:  # noqa: BLE001 - raised after the running ones are recorded
+                if failure is None:
+                    failure, err.difimpact_experiment = err, futures[done]
+                for f in futures:
+                    f.cancel()
+        if failure is not None:
+            raise failure
+
+
+def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False, jobs: int = 1,
+              cache: bool = True) -> int:
+    """Run the experiments into `out` (layout and report: :mod:`difimpact.papers.report`), in `jobs` worker
+    processes where there are several (`cache`: whether they use the compilation cache)."""
+    _setup()
     from .papers import report
     from .papers.registry import select
 
-    experiments = select(names)
+    experiments = [e.name for e in select(names)]
     defer_full_collections()
     out.mkdir(parents=True, exist_ok=True)
     command = " ".join(["difimpact reproduce", *names, *(["--quick"] if quick else [])])
-    run = report.start_run(out, [e.name for e in experiments], quick=quick, command=command)
+    run = report.start_run(out, experiments, quick=quick, command=command)
     progress = _progress(quiet or not sys.stderr.isatty())  # no bars (escape codes) in a piped log
-    exp = None
+    jobs = max(1, min(jobs, len(experiments)))
+    if jobs > 1:
+        results = progress(_in_workers(experiments, out, quick, run, jobs, cache), desc="experiments",
+                           total=len(experiments))
+    else:
+        results = (_run_one(name, out, quick, run, progress) for name in progress(experiments, desc="experiments"))
+    running = set(experiments)
     try:
-        for exp in progress(experiments, desc="experiments"):
-            start = time.perf_counter()
-            outcome = exp.run(quick, progress)
-            seconds = time.perf_counter() - start
-            folder = report.save_outcome(out, exp, outcome, quick=quick, run=run, seconds=seconds)
-            report.update_run(out, finished=exp.name)
-            collect_and_freeze()
+        for name, rows, checks, seconds, folder in results:
+            running.discard(name)
+            report.update_run(out, finished=name)
             if as_json:
-                print(json.dumps({"experiment": exp.name, "paper": str(exp.reference or ""), "target": exp.target,
-                                  "rows": outcome.rows, "checks": [dataclasses.asdict(c) for c in outcome.checks]},
+                exp = select([name])[0]
+                print(json.dumps({"experiment": name, "paper": str(exp.reference or ""), "target": exp.target,
+                                  "rows": rows, "checks": [dataclasses.asdict(c) for c in checks]},
                                  default=float), flush=True)
             else:
-                ok = sum(c.ok for c in outcome.checks)
-                print(f"{exp.name}: {len(outcome.rows)} rows, {ok}/{len(outcome.checks)} checks match, "
+                print(f"{name}: {len(rows)} rows, {sum(c.ok for c in checks)}/{len(checks)} checks match, "
                       f"{seconds:.1f} s -> {folder}", file=sys.stderr)
     except BaseException as err:
         interrupted = isinstance(err, KeyboardInterrupt)
-        report.update_run(out, state="interrupted" if interrupted else "failed", stopped_in=exp and exp.name,
+        stopped = getattr(err, "difimpact_experiment", None) or next((n for n in experiments if n in running), None)
+        report.update_run(out, state="interrupted" if interrupted else "failed", stopped_in=stopped,
                           error=None if interrupted else f"{type(err).__name__}: {err}"[:300])
         print(f"run {'interrupted' if interrupted else 'failed'}; report: {out / report.REPORT}", file=sys.stderr)
         raise
@@ -180,4 +246,4 @@ def run(args, error) -> int:
     _check_out(args.out, error)
     if not args.no_cache:
         _enable_compile_cache()
-    return reproduce(args.names, args.out, args.json, args.quick, args.quiet)
+    return reproduce(args.names, args.out, args.json, args.quick, args.quiet, args.jobs, not args.no_cache)

@@ -39,7 +39,7 @@ def fakes(monkeypatch):
 
 
 def _reproduce(out, *args):
-    return main(["reproduce", *args, "--out", str(out), "--quiet"])
+    return main(["reproduce", *args, "--out", str(out), "--quiet", "--jobs", "1"])  # the fakes live here
 
 
 def _sections(report):
@@ -97,3 +97,21 @@ def test_failed_run_keeps_the_earlier_result_and_says_so(tmp_path, fakes):
     assert "earlier runs: `fake-a` (run 1, full)" in report
     assert _sections(report) == [("fake-a", "full")]
     _consistent(tmp_path, report)
+
+
+@pytest.mark.slow  # two runs of real experiments, one in two worker processes: CI's second stage
+@pytest.mark.stage2
+def test_experiments_in_worker_processes(tmp_path):
+    """``--jobs 2``: two real experiments, each run in a worker process of its own, leave the same rows as one
+    after the other in this process, and a report that matches the files beside it."""
+    names = ["crutch-table3", "heelstrike-torso"]  # two of the cheapest
+    for jobs in ("2", "1"):
+        out = tmp_path / jobs
+        assert main(["reproduce", *names, "--quick", "--quiet", "--no-cache", "--out", str(out), "--jobs", jobs]) == 0
+        report = (out / "report.md").read_text()
+        assert sorted(_sections(report)) == [(n, "quick") for n in names]
+        assert "finished all 2 experiment(s)" in report
+        _consistent(out, report)
+    for name in names:
+        assert (tmp_path / "2" / name / f"{name}.csv").read_text() == \
+            (tmp_path / "1" / name / f"{name}.csv").read_text()
