@@ -117,6 +117,29 @@ def test_second_process_calls_the_stored_programs(tmp_path):
         assert message in (first["out"][name]["raised"] or ""), (name, first["out"][name]["raised"])
 
 
+@pytest.mark.slow  # two compiles of each program: CI's second stage
+@pytest.mark.stage2
+def test_stored_program_equals_the_plain_call(store):  # noqa: F811 - the imported fixture
+    """The stored program (exported now, and read again as a new process would) returns what the plain call
+    returns, bit for bit and with the same structure: a frictional impact, and a stride failed with `throw=False`
+    (its result returned, not raised)."""
+    calls = (lambda: di.frictional_impact(CW, Q, QDOT, "Q", friction=di.Coulomb(0.75)),
+             lambda: di.stride(WALKER, X0.at[1].set(-0.2), throw=False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_exported, "_folder", None)
+        plain = [call() for call in calls]
+    exported = [call() for call in calls]
+    _exported._programs.clear()
+    read = [call() for call in calls]
+    assert len(list(store.iterdir())) == 2
+    assert read[1].result == di.GaitResults.fell_backward
+    for outs in (exported, read):
+        for out, reference in zip(outs, plain):
+            assert jax.tree.structure(out) == jax.tree.structure(reference)
+            assert all(x.dtype == y.dtype and bool(jnp.array_equal(x, y, equal_nan=True))
+                       for x, y in zip(jax.tree.leaves(out), jax.tree.leaves(reference)))
+
+
 def _key(monkeypatch, entry, *args, **kwargs) -> str:
     """The key text of the stored call made by `entry(*args, **kwargs)` (which is then neither traced nor run)."""
     keys = []
