@@ -25,7 +25,6 @@ import pickle
 import re
 import sys
 import tempfile
-import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -166,50 +165,11 @@ class _Program:
     call: Callable
     static: Any
     is_array: tuple[bool, ...]
-    custom_calls: bool  # whether the program calls any kernel outside XLA's operations (LAPACK's among them)
 
     def __call__(self, arrays: list) -> Any:
-        with _backends_when(self.custom_calls):
-            outs = iter(self.call(*arrays))
+        outs = iter(self.call(*arrays))
         leaves, treedef = jax.tree.flatten(self.static, is_leaf=_is_none)
         return jax.tree.unflatten(treedef, [next(outs) if a else x for a, x in zip(self.is_array, leaves)])
-
-
-_WITHOUT_KERNELS = threading.local()  # set while this thread lowers an exported call without custom calls
-
-
-def _ensure_backends_where_needed(ensure: Callable) -> Callable:
-    """JAX's step before lowering an exported call (registering the CPU's LAPACK kernels), skipped in a thread
-    where :func:`_backends_when` says the call needs no kernel."""
-
-    @functools.wraps(ensure)
-    def ensure_backends(platforms):
-        if not getattr(_WITHOUT_KERNELS, "on", False):
-            ensure(platforms)
-
-    ensure_backends.where_needed = True  # type: ignore[attr-defined]
-    return ensure_backends
-
-
-@contextlib.contextmanager
-def _backends_when(needed: bool):
-    """Lower an exported call with the backends' kernels registered only where it calls any (a custom call).
-    JAX registers LAPACK's before lowering every exported call on the CPU, which imports SciPy (about half a
-    second, more than tracing an impact map), while a plain call registers them only for a program that calls
-    them; this does the same for a stored one. A program without custom calls runs XLA's own operations only, so
-    nothing it needs is skipped; other threads' calls, and ours with custom calls, keep JAX's step."""
-    module = sys.modules.get("jax._src.export._export")
-    ensure = getattr(module, "_ensure_backends_initialized", None)
-    if ensure is None:
-        yield
-        return
-    if not needed and not getattr(ensure, "where_needed", False):
-        module._ensure_backends_initialized = _ensure_backends_where_needed(ensure)
-    before, _WITHOUT_KERNELS.on = getattr(_WITHOUT_KERNELS, "on", False), not needed
-    try:
-        yield
-    finally:
-        _WITHOUT_KERNELS.on = before
 
 
 def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: str, options=None) -> _Program:
@@ -226,8 +186,7 @@ def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: s
         return exported.call(*args)
 
     program.__name__ = program.__qualname__ = name
-    return _Program(jax.jit(program, compiler_options=options), static, tuple(is_array),
-                    b"custom_call" in exported.mlir_module_serialized)  # an operation's name, in any version
+    return _Program(jax.jit(program, compiler_options=options), static, tuple(is_array))
 
 
 def _export(fn: Callable, static, dyn_def, arrays: list):

@@ -72,11 +72,10 @@ for name, call in calls.items():
         out[name]["raised"] = call(False) and None
     except eqx.EquinoxRuntimeError as error:
         out[name]["raised"] = str(error)
-scipy = "scipy.linalg" in sys.modules  # LAPACK's kernels registered for none of these programs: none calls any
 frictional_ground._map, solve.solve_hybrid, stride._integrate = traced_only
 gait = di.periodic_gait(simplest, x0)  # not exportable: the plain call, which traces the stride
 out["periodic_gait"] = dict(leaves=[float(v).hex() for v in gait.x.tolist()])
-print(json.dumps(dict(out=out, exported=exported, scipy=scipy)))
+print(json.dumps(dict(out=out, exported=exported)))
 """
 
 RAISED = {
@@ -102,8 +101,7 @@ def test_second_process_calls_the_stored_programs(tmp_path):
     and records the periodic gait's as not exportable; a second calls the three without tracing them (the
     functions only their traces call raise) and makes the periodic gait's plain call without exporting it again:
     the same results bit for bit, the same structures, and each failure flagged by its program (a tip above the
-    ground, a contact already separating, a walker falling back) raises its message after the stored program.
-    Loading them imports no SciPy (JAX's registration of LAPACK's kernels: none of them has a custom call)."""
+    ground, a contact already separating, a walker falling back) raises its message after the stored program."""
     folder = tmp_path / "cache"
     first = _run(folder, "first")
     stored = {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()}
@@ -111,7 +109,7 @@ def test_second_process_calls_the_stored_programs(tmp_path):
     assert sorted(first["exported"]) == sorted([*RAISED, "periodic_gait"])
     second = _run(folder, "untraced")
     assert {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()} == stored
-    assert second["exported"] == [] and not second["scipy"]
+    assert second["exported"] == []
     assert first["out"] == second["out"]
     for name, message in RAISED.items():
         assert message in (first["out"][name]["raised"] or ""), (name, first["out"][name]["raised"])
@@ -209,23 +207,3 @@ def test_inside_a_callers_trace_the_plain_call(store):  # noqa: F811 - the impor
     assert jax.eval_shape(jax.jit(impulse), Q).shape == ()
     assert jax.eval_shape(jax.grad(impulse), Q).shape == Q.shape
     assert not any(store.iterdir())
-
-
-@_exported.stored("test_linear")
-@eqx.filter_jit
-def _linear(a, b, solve: bool):
-    return jnp.linalg.solve(a, b) if solve else a @ b
-
-
-def test_kernels_registered_where_the_program_calls_them(store):  # noqa: F811 - the imported fixture
-    """A stored program with a custom call (LAPACK's, a dense solve) is lowered after JAX's registration of the
-    kernels; one with none (the entry points') without it, in this thread only, and JAX's step is kept for every
-    other call."""
-    a, b = jnp.array([[2.0, 0.0], [1.0, 4.0]]), jnp.array([2.0, 9.0])
-    assert _linear(a, b, True).tolist() == [1.0, 2.0] and _linear(a, b, False).tolist() == [4.0, 38.0]
-    assert sorted(p.custom_calls for p in _exported._programs.values()) == [False, True]
-    with _exported._backends_when(False):
-        assert _exported._WITHOUT_KERNELS.on
-        with _exported._backends_when(True):
-            assert not _exported._WITHOUT_KERNELS.on
-    assert not _exported._WITHOUT_KERNELS.on
