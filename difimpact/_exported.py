@@ -46,7 +46,7 @@ class _Unstorable(Exception):
 
 
 _folder: pathlib.Path | None = None
-_programs: dict[str, "_Program | None"] = {}  # key: the program held by this process (None: the plain call)
+_programs: dict[tuple, "_Program | None"] = {}  # (key, device): the program held here (None: the plain call)
 
 
 def set_folder(folder: pathlib.Path | None) -> None:
@@ -186,7 +186,19 @@ def _program(exported, static, is_array: tuple[bool, ...], arrays: list, name: s
         return exported.call(*args)
 
     program.__name__ = program.__qualname__ = name
-    return _Program(jax.jit(program, compiler_options=options), static, tuple(is_array))
+    sharding = jax.sharding.SingleDeviceSharding(_device(arrays))
+    return _Program(jax.jit(program, in_shardings=sharding, compiler_options=options), static, tuple(is_array))
+
+
+def _device(arrays: list):
+    """The one device of the call's arrays (JAX's default device where they have none). A stored program's inputs
+    are placed there by its own sharding, committed or not: the outputs of an exported call are committed to
+    their device, and passed to another call they would otherwise make JAX compile it again, for a program of
+    another key in the compilation cache (a gait warm-started from a stored solve's). Several devices: raises."""
+    devices = {d for a in arrays if isinstance(a, jax.Array) for d in a.devices()}
+    if len(devices) > 1:
+        raise ValueError("a stored program's arrays on several devices")
+    return devices.pop() if devices else jax.devices()[0]
 
 
 def _export(fn: Callable, static, dyn_def, arrays: list):
@@ -263,10 +275,14 @@ def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, opt
         key, text = _key(name, static, dyn_def, arrays)
     except Exception:  # noqa: BLE001 - _Unstorable, or a structure the key cannot walk: the plain call
         return top(*args, **kwargs)
+    try:
+        key = (key, _device(arrays))  # a program held per device: its inputs are placed there
+    except ValueError:
+        return top(*args, **kwargs)
     if key in _programs:
         program = _programs[key]
         return top(*args, **kwargs) if program is None else program(arrays)
-    path = _folder / f"{name}-{key[:40]}.exported"
+    path = _folder / f"{name}-{key[0][:40]}.exported"
     read = functools.partial(_read, path, text, arrays, fn.__name__, options)
     for obtain in (read, functools.partial(_fresh, fn, static, dyn_def, arrays, path, text, options)):
         try:

@@ -180,6 +180,21 @@ def test_stored_and_called_again(store, trusted):
     assert len(list(store.iterdir())) == 3
 
 
+def test_output_passed_back_compiles_nothing_more(store, trusted):
+    """The outputs of a stored program are committed to their device (as those of any exported call): passed back
+    to the program (a gait warm-started from a stored solve's) they run the same compiled program, and a program
+    held for the arrays' device serves them (JAX's compile events counted)."""
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **kw: compiles.append(event) if event.endswith("backend_compile_duration") else None)
+    first = scaled(Scale(jnp.asarray(2.0), "positive"), jnp.asarray(3.0), 2)
+    assert first.value.committed
+    before = len(compiles)
+    again = scaled(first.scale, first.value, 2)
+    assert float(again.value) == 2.0 * 18.0**2
+    assert len(compiles) == before and len(list(store.iterdir())) == 1
+
+
 def test_corrupted_file_exported_again(store, trusted):
     """An unreadable file (or one of another call) is not used: the call is exported again, right, and the file
     rewritten."""
