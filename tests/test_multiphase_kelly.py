@@ -1,7 +1,8 @@
 """Kelly's five-link biped and Font & Kövecses's biped with a torso as instances of the multi-phase transcription (a
 step in single support, :mod:`difimpact._collocation.stance`: the stance foot as the base, the heel strike and the
 relabelling as the transition, the cost and the constraints as objects): the optima of :func:`difimpact.kelly_gait`
-and of the experiment's :func:`~difimpact.optimal_gait` to 1e-9 relative, and IPOPT's on Kelly's mesh (CasADi,
+and of the experiment's :func:`~difimpact.optimal_gait` (the joint-variable transcription of
+:mod:`difimpact._powered.problem`) to 1e-9 relative, and IPOPT's on Kelly's mesh (CasADi,
 ``benchmarks/_kelly_ipopt.py``)."""
 
 import importlib.util
@@ -28,6 +29,10 @@ from difimpact.papers.font_kovecses_2008 import powered_gait as torso
 pytestmark = [pytest.mark.slow, pytest.mark.stage2]
 
 TORSO_SEGMENTS = 8
+# The optima of `kelly_gait()` and of the experiment's `optimal_gait` at TORSO_SEGMENTS (μ_T = 0.5, 1, 2), measured
+# through the joint-variable transcription (`difimpact._powered.problem`): a regression anchor for both paths.
+JOINT_VARIABLE_OPTIMA = {"kelly": 469.54724450411817, 0.5: 254.52953281849182, 1.0: 281.1050949005106,
+                         2.0: 292.895948303504}
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +59,8 @@ def test_kelly_equals_kelly_gait(kelly):
     in as few interior-point iterations as a few more than ``kelly_gait()``'s."""
     old, new = kelly
     _same_optimum(new, old)
+    for gait in (old, new):
+        assert abs(float(gait.cost) / JOINT_VARIABLE_OPTIMA["kelly"] - 1) <= 1e-9
     assert float(new.step_time) == pytest.approx(0.7, abs=1e-12)
     assert float(new.step_length) == pytest.approx(0.5, abs=1e-12)
     assert int(new.iterations) <= int(old.iterations) + 5
@@ -107,3 +114,5 @@ def test_biped_torso_equals_optimal_gait(mu_T):
     assert isinstance(problem.normalisation, PerDistance)
     new = stance.stance_gait(problem, jnp.array([-alpha, -2 * alpha, -alpha]))
     _same_optimum(new, old)
+    for gait in (old, new):
+        assert abs(float(gait.cost) / JOINT_VARIABLE_OPTIMA[mu_T] - 1) <= 1e-9

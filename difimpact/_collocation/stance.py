@@ -234,8 +234,22 @@ def initial_guess(problem: StanceProblem, theta0, T) -> Float[Array, " N"]:
     s = jnp.asarray(problem.times(), dtype)[:, None]
     theta = theta0[None, :] + s * (theta_end - theta0)[None, :]
     rates = jnp.broadcast_to(((theta_end - theta0) / T)[None, :], theta.shape)
+    return pack(problem, jnp.concatenate([theta, rates], axis=1), jnp.zeros((G, k), dtype), T)
+
+
+def pack(problem: StanceProblem, x, u, T) -> Float[Array, " N"]:
+    """The variables of `problem` from the joint states ``x = (θ, θ̇)`` ``(G, 2j)`` and the torques `u` ``(G, k)``
+    at its points, the step lasting `T` [s]."""
+    G, dtype = problem.points, x.dtype
+    s = jnp.asarray(problem.times(), dtype)[:, None]
     T = jnp.broadcast_to(jnp.asarray(T, dtype), (G, 1))
-    return jnp.concatenate([theta, rates, T * s, T, jnp.zeros((G, k), dtype)], axis=1).reshape(-1)
+    return assemble(x, T * s, T, u.astype(dtype))
+
+
+def assemble(x, t, tau, u) -> Float[Array, " N"]:
+    """The variables from every point's columns: ``x = (θ, θ̇)`` ``(G, 2j)``, ``t`` and ``τ`` ``(G, 1)``, ``u``
+    ``(G, k)``."""
+    return jnp.concatenate([x, t, tau, u], axis=1).reshape(-1)
 
 
 def start(problem: StanceProblem, guess) -> Float[Array, " N"]:
