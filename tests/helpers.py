@@ -35,9 +35,9 @@ def central_difference(f, x, h=None):
 
 
 def reproduce_quick(out, *names) -> dict:
-    """Run ``difimpact reproduce NAMES --quick --json --no-cache`` into folder ``out``; return ``{name: rows}``
-    from the JSON lines printed on standard output. Without the persistent compilation cache, which would
-    otherwise be switched on for the rest of the test process, in the user's cache folder."""
+    """Run ``difimpact reproduce NAMES --quick --json --no-cache --jobs 1`` into folder ``out``; return
+    ``{name: rows}`` from the JSON lines printed on standard output. Without the persistent compilation cache,
+    which would otherwise be switched on for the rest of the test process, in the user's cache folder."""
     import contextlib
     import io
     import json
@@ -46,7 +46,8 @@ def reproduce_quick(out, *names) -> dict:
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert main(["reproduce", *names, "--quick", "--out", str(out), "--json", "--quiet", "--no-cache"]) == 0
+        assert main(["reproduce", *names, "--quick", "--out", str(out), "--json", "--quiet", "--no-cache",
+                     "--jobs", "1"]) == 0  # in this process: its settings, and what the tests patch
     lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
     return {d["experiment"]: d["rows"] for d in lines}
 

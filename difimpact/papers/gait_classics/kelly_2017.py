@@ -9,8 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import GaitResults, NLPResults, kelly_gait, work_balance
+from difimpact import GaitResults, NLPOptions, NLPResults, kelly_gait, work_balance
 
+from .._ahead import Ahead
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import panel_grid
 from ..references import Reference
@@ -32,19 +33,25 @@ EXACT_BALANCE_RTOL = 1e-8  # actuator work against impact loss on the exact peri
 TRAPEZOID_MESHES, QUICK_TRAPEZOID_MESHES = (9, 24, 49), (9,)
 
 
-def solver(method: str, segments: int, warm: bool):
-    """:func:`~difimpact.kelly_gait` on a mesh (and from a start: Kelly's guess, or ``warm`` from an
-    :class:`~difimpact.OptimalGait` passed as the argument), called from Python: its solve is the program the
-    library compiles (with its compiler options) and keeps (:func:`~difimpact.use_compilation_cache`), once per
-    process and mesh, shared by the tests."""
-    if warm:
-        return lambda guess: kelly_gait(method=method, segments=segments, guess=guess, throw=False)
-    return lambda: kelly_gait(method=method, segments=segments, throw=False)
+def options(max_steps: int = NLPOptions().max_steps) -> NLPOptions:
+    """The solver's options with the iteration limit traced (an array): one program per mesh whatever the limit,
+    so that a call limited to one iteration (:func:`compile_ahead`) compiles the program of the solve."""
+    return NLPOptions(max_steps=jnp.asarray(max_steps))
 
 
 def solve(method: str, segments: int, guess=None):
-    """Kelly's problem on a mesh, from his guess or warm from `guess` (an OptimalGait on another mesh)."""
-    return solver(method, segments, guess is not None)(*(() if guess is None else (guess,)))
+    """Kelly's problem on a mesh (:func:`~difimpact.kelly_gait`, called from Python: its solve is the program the
+    library compiles and keeps, once per process and mesh, shared by the tests), from his guess or warm from
+    `guess` (an OptimalGait on another mesh)."""
+    start = {} if guess is None else {"guess": guess}
+    return kelly_gait(method=method, segments=segments, options=options(), throw=False, **start)
+
+
+def compile_ahead(task: tuple[str, int]) -> None:
+    """Compile the solve's program of ``(method, segments)`` by a call limited to one iteration (the result
+    discarded), in whichever process :class:`~difimpact.papers._ahead.Ahead` runs it."""
+    method, segments = task
+    kelly_gait(method=method, segments=segments, options=options(1), throw=False)
 
 
 def converged(gait) -> bool:
@@ -97,12 +104,20 @@ def _row(method, segments, gait) -> dict:
     return row | {f"qd{i + 1}_plus": float(v) for i, v in enumerate(qd_plus)}
 
 
-def _hermite_simpson(quick, progress):
+def _meshes(quick) -> tuple[list[int], tuple[int, ...]]:
+    """The Hermite–Simpson meshes after Kelly's (up to `MAX_SEGMENTS`; the doubling may stop before) and the
+    trapezoid meshes."""
+    return ([12] if quick else [6 * 2**k for k in range(1, 7) if 6 * 2**k <= MAX_SEGMENTS],
+            QUICK_TRAPEZOID_MESHES if quick else TRAPEZOID_MESHES)
+
+
+def _hermite_simpson(quick, progress, ahead):
     """Kelly's mesh, then doubled (each warm from the last) until two costs agree to `CONVERGED` (quick: 12)."""
     gaits = {6: solve(HS, 6)}
-    for n in progress([12] if quick else [6 * 2**k for k in range(1, 7) if 6 * 2**k <= MAX_SEGMENTS]):
+    for n in progress(_meshes(quick)[0]):
         if len(gaits) > 1 and _agree(gaits[n // 4].cost, gaits[n // 2].cost):
             break
+        ahead.ready((HS, n))
         gaits[n] = solve(HS, n, gaits[n // 2])
     return gaits
 
@@ -111,9 +126,10 @@ def _agree(a, b) -> bool:
     return abs(float(a) / float(b) - 1) <= CONVERGED
 
 
-def _trapezoid(quick):
+def _trapezoid(quick, ahead):
     gaits, last = {}, None
-    for n in QUICK_TRAPEZOID_MESHES if quick else TRAPEZOID_MESHES:
+    for n in _meshes(quick)[1]:
+        ahead.ready((TRAPEZOID, n))
         gaits[n] = last = solve(TRAPEZOID, n, last)
     return gaits
 
@@ -129,8 +145,12 @@ def _trapezoid(quick):
                   "tibia)",
             reference=KELLY)
 def five_link(quick, progress):
-    hs = _hermite_simpson(quick, progress)
-    trap = _trapezoid(quick)
+    hs_meshes, trapezoid_meshes = _meshes(quick)
+    # the full run's finest mesh left out: it is solved only where the doubling has not converged before
+    tasks = [(HS, n) for n in (hs_meshes if quick else hs_meshes[:-1])] + [(TRAPEZOID, n) for n in trapezoid_meshes]
+    with Ahead(tasks, compile_ahead) as ahead:  # the programs compiled on both cores
+        hs = _hermite_simpson(quick, progress, ahead)
+        trap = _trapezoid(quick, ahead)
     errors = {n: float(closure(g)) for n, g in hs.items()}  # every mesh's: the figure shows their order
     rows = [_row(HS, n, g) for n, g in hs.items()] + [_row(TRAPEZOID, n, g) for n, g in trap.items()]
     checks, table = _checks(quick, hs, trap, errors), _table(rows, errors)
