@@ -49,6 +49,11 @@ _folder: pathlib.Path | None = None
 _programs: dict[tuple, "_Program | None"] = {}  # (key, device): the program held here (None: the plain call)
 
 
+def folder() -> pathlib.Path | None:
+    """The store's folder, or ``None`` where it is off."""
+    return _folder
+
+
 def set_folder(folder: pathlib.Path | None) -> None:
     """Switch the store on in `folder` (created if missing), or off with ``None``; off where the ``flatbuffers``
     package that JAX's serialisation needs is missing."""

@@ -7,8 +7,9 @@ torques [N m]. In phase time ``s ∈ [0, 1]`` the states obey
 
 $$\frac{d}{ds}(θ, \dot θ, t, τ) = τ\,(\dot θ, \ddot θ, 1, 0),\qquad M_{θθ}\ddot θ = B_θ u - c_θ,$$
 
-transcribed on the phase's :class:`~.mesh.Mesh` (Kelly 2017, §§3–4). The step is periodic through the heel strike and the legs' relabelling, which moves the
-base to the new stance foot (:meth:`~difimpact.PoweredBiped.heel_strike`): ``θ_0 = R θ_G``,
+transcribed on the phase's :class:`~.mesh.Mesh` (Kelly 2017, §§3–4). The step is periodic through the heel
+strike and the legs' relabelling, which moves the base to the new stance foot
+(:meth:`~difimpact.PoweredBiped.heel_strike`): ``θ_0 = R θ_G``,
 ``\dot θ_0 = R \dot q^+_θ(θ_G, \dot θ_G)``, ``t_0 = 0``; the swing foot ends on the ground at the step
 length ``L`` (or at ``v t_G`` for a speed ``v``). The cost is the effort ``E = ∫_0^T g\,dt`` of the running cost
 ``g`` by the mesh's quadrature, ``Σ_i w_i τ_i g_i``, over the normalisation's divisor; the constraints are objects

@@ -18,7 +18,7 @@ from typing import Self
 
 import jax
 
-from .. import _exported
+from difimpact._exported import folder as store_folder
 
 _POLL = 0.1  # seconds between looks at the helper's progress
 
@@ -39,7 +39,7 @@ def _helper(tasks, compile_one, lock, state, done, settings) -> None:
     folder, programs, config = settings
     for name, value in config.items():
         jax.config.update(name, value)
-    from .._cache import use_compilation_cache
+    from difimpact import use_compilation_cache
 
     use_compilation_cache(folder, programs=programs)
     while True:
@@ -63,7 +63,7 @@ class Ahead:
 
     def __enter__(self) -> Self:
         folder = jax.config.jax_compilation_cache_dir
-        stored = folder and jax.config.jax_enable_compilation_cache and _exported._folder is not None
+        stored = folder and jax.config.jax_enable_compilation_cache and store_folder() is not None
         if not (stored and _cores() > 1 and self.tasks):
             return self
         ctx = multiprocessing.get_context("spawn")
