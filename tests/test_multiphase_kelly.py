@@ -26,7 +26,7 @@ from difimpact._powered.walkers import KELLY_GUESS
 from difimpact.papers.font_kovecses_2008 import powered_gait as torso
 
 # Two solves of Kelly's problem and two of the biped's, each compiled once: CI's second stage.
-pytestmark = [pytest.mark.slow, pytest.mark.stage2]
+pytestmark = pytest.mark.slow  # by hand (`-m slow`), as the multi-phase layer's other layouts: CI's 30 minutes
 
 TORSO_SEGMENTS = 8
 # The optima of `kelly_gait()` and of the experiment's `optimal_gait` at TORSO_SEGMENTS (μ_T = 0.5, 1, 2), measured

@@ -25,6 +25,8 @@ CASES = [
                   "rate_limits": (("left_leg", "torso", -9.0, 9.0),)}, marks=pytest.mark.slow),
 ]
 
+pytestmark = pytest.mark.slow  # by hand (`-m slow`), as the multi-phase layer's other layouts
+
 
 def _problems(**kw):
     walker = di.biped_torso_walker(di.BipedWithTorso(m=5.0, m_H=10.0, m_T=10.0, l=0.8))
