@@ -29,7 +29,7 @@ from .._exported import stored
 from .._nlp import NLPOptions, NLPSolution
 from .._nlp.outcome import raise_if_failed
 from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
-from .._nlp.solve import all_bounds, solve_nlp_prechecked
+from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._nlp.sparsity import Sparsity
 from .._validation import as_float, flag
 from .mesh import Mesh
@@ -290,10 +290,7 @@ def _constraints(z, p: StanceProblem):
 def bounds(problem: StanceProblem, z0):
     """The variables' and the inequalities' bounds, checked before the program
     (:func:`~difimpact._nlp.solve.all_bounds`)."""
-    lower, upper = problem.variable_bounds(z0.dtype)
-    d_lo, d_hi = problem.inequality_bounds(z0.dtype)
-    k = 0 if d_lo is None else d_lo.shape[0]
-    return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
+    return problem_bounds(problem, z0)
 
 
 @stored("stance_gait", SOLVE_PROGRAM_OPTIONS)

@@ -339,3 +339,12 @@ def _tolerance(options: NLPOptions, dtype) -> NLPOptions:
                          f"`tol` ≥ {100 * eps:.1e} (or `tol=None`, the default, which picks it), or float64.")
     return options
 
+
+
+def problem_bounds(problem, z0):
+    """`all_bounds` of a transcribed problem with ``variable_bounds(dtype)`` and ``inequality_bounds(dtype)``
+    (the latter ``(None, None)`` without inequalities), at the start `z0`."""
+    lower, upper = problem.variable_bounds(z0.dtype)
+    d_lo, d_hi = problem.inequality_bounds(z0.dtype)
+    k = 0 if d_lo is None else d_lo.shape[0]
+    return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)

@@ -12,7 +12,7 @@ from .._exported import stored
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed as raise_if_failed
 from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
-from .._nlp.solve import all_bounds, solve_nlp_prechecked
+from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
 from .._collocation import methods as collocation
@@ -311,10 +311,7 @@ def _bounds(problem: GaitProblem, z0):
     """The bounds of the variables and of the inequalities, ``(lower, upper, inequality_lower, inequality_upper)``,
     checked before the program (:func:`~difimpact._nlp.solve.all_bounds`): in Python where they are concrete,
     by ``equinox.error_if`` in the caller's program where they are traced."""
-    lower, upper = problem.variable_bounds(z0.dtype)
-    d_lo, d_hi = problem.inequality_bounds(z0.dtype)
-    k = 0 if d_lo is None else d_lo.shape[0]
-    return all_bounds(lower, upper, 0.0 if d_lo is None else d_lo, d_hi, z0.shape[0], k, z0.dtype)
+    return problem_bounds(problem, z0)
 
 
 @stored("optimal_gait", SOLVE_PROGRAM_OPTIONS)
