@@ -28,13 +28,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _problem(di, segments):
-    """The :class:`GaitProblem`, start and sparsity that ``kelly_gait`` builds (its solve intercepted)."""
+    """The transcribed step, start and sparsity that ``kelly_gait`` solves (its solve intercepted)."""
     import difimpact._powered.optimal as O
+    from difimpact._collocation import stance
 
     captured = {}
 
-    def intercept(problem, z0, options, throw):
-        captured.update(problem=problem, z0=z0)
+    def intercept(problem, z0, bounds, options):
+        captured.update(problem=stance.from_gait_problem(problem), z0=z0)
         raise StopIteration
 
     solve, O._solve = O._solve, intercept
@@ -46,7 +47,7 @@ def _problem(di, segments):
         O._solve = solve
     p = captured["problem"]
     c, _ = jax.eval_shape(p.constraints, captured["z0"])
-    return O.sparsity, p, c.shape[0]
+    return stance.sparsity, p, c.shape[0]
 
 
 def main():

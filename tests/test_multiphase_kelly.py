@@ -1,9 +1,9 @@
 """Kelly's five-link biped and Font & Kövecses's biped with a torso as instances of the multi-phase transcription (a
 step in single support, :mod:`difimpact._collocation.stance`: the stance foot as the base, the heel strike and the
-relabelling as the transition, the cost and the constraints as objects): the optima of :func:`difimpact.kelly_gait`
-and of the experiment's :func:`~difimpact.optimal_gait` (the joint-variable transcription of
-:mod:`difimpact._powered.problem`) to 1e-9 relative, and IPOPT's on Kelly's mesh (CasADi,
-``benchmarks/_kelly_ipopt.py``)."""
+relabelling as the transition, the cost and the constraints as objects), which :func:`difimpact.optimal_gait` and
+:func:`difimpact.kelly_gait` solve: their optima equal those measured through the joint-variable transcription
+the layer replaced to 1e-9 relative, the layer's own entry point (:func:`~difimpact._collocation.stance.stance_gait`)
+gives the same, and IPOPT's on Kelly's mesh (CasADi, ``benchmarks/_kelly_ipopt.py``) is the same."""
 
 import importlib.util
 import pathlib
@@ -30,7 +30,8 @@ pytestmark = pytest.mark.slow  # by hand (`-m slow`), as the multi-phase layer's
 
 TORSO_SEGMENTS = 8
 # The optima of `kelly_gait()` and of the experiment's `optimal_gait` at TORSO_SEGMENTS (μ_T = 0.5, 1, 2), measured
-# through the joint-variable transcription (`difimpact._powered.problem`): a regression anchor for both paths.
+# through the joint-variable transcription that `optimal_gait` solved before the layer (one column of the step
+# time, no per-point duration): a regression anchor.
 JOINT_VARIABLE_OPTIMA = {"kelly": 469.54724450411817, 0.5: 254.52953281849182, 1.0: 281.1050949005106,
                          2.0: 292.895948303504}
 
@@ -82,25 +83,26 @@ def test_kelly_equals_ipopt(kelly):
 
 def test_kelly_as_objects(kelly):
     """Kelly's constraints as the layer's objects: knee and absolute-angle limits, rate limits, the swing foot
-    rising then descending; the torques bounded by the variables' bounds; 16 variables a point (no effort
-    state: the cost is a quadrature)."""
+    rising then descending; the torques bounded by the variables' bounds; 14 variables a point (angles, rates,
+    torques: no duration column for his fixed step time, no effort state: the cost is a quadrature)."""
     problem = kelly[1].problem
     kinds = [type(c) for c in problem.inequalities]
     assert kinds == [AngleLimits, AngleLimits, SwingFootRising, SwingFootDescending]
     assert [c.rates for c in problem.inequalities[:2]] == [False, True]
-    assert problem.layout.block == 2 * 5 + 2 + 4 and problem.size == 13 * 16
+    assert problem.layout.block == 2 * 5 + 4 and problem.size == 13 * 14
+    np.testing.assert_allclose(kelly[0].solution.x, kelly[1].solution.x, rtol=0, atol=1e-9)  # kelly_gait solves it
 
 
 def test_resampled_start(kelly):
-    """A start on another mesh from the solved step: states and torques interpolated in phase time, the time since
-    the step began from the duration."""
+    """A start on another mesh from the solved step: states and torques interpolated linearly in phase time, so
+    equal to the solution at the points the meshes share and halfway between its neighbours elsewhere."""
     new = kelly[1]
     finer = stance.StanceProblem(**{**{f: getattr(new.problem, f) for f in new.problem.__dataclass_fields__},
                                     "mesh": stance.Mesh("hermite-simpson", (12,), (1.0,))})
-    z = np.asarray(stance.start(finer, new)).reshape(25, 16)
-    L = finer.layout
-    np.testing.assert_allclose(z[:, L.t], 0.7 * finer.times(), atol=1e-12)
-    np.testing.assert_allclose(z[::2, :L.t], np.asarray(new.solution.x).reshape(13, 16)[:, :L.t], atol=1e-12)
+    z = np.asarray(stance.start(finer, new)).reshape(25, 14)
+    x = np.asarray(new.solution.x).reshape(13, 14)
+    np.testing.assert_allclose(z[::2], x, atol=1e-12)
+    np.testing.assert_allclose(z[1::2], (x[:-1] + x[1:]) / 2, atol=1e-12)
 
 
 @pytest.mark.parametrize("mu_T", torso.MU_T)

@@ -37,7 +37,7 @@ from difimpact._nlp.solution import NLPOptions
 from difimpact._nlp.solve import _Problem, _relaxed, _Scaling, _scaling, all_bounds
 from difimpact._nlp.sparsity import hessian, values_and_jacobians
 from difimpact._powered import optimal
-from difimpact._powered.problem import sparsity as powered_sparsity
+from difimpact._collocation import stance
 
 MU = 0.1
 OPTIONS = NLPOptions()
@@ -84,7 +84,8 @@ def _powered(fn, *args, **kwargs):
         with pytest.raises(_Handed):
             fn(*args, **kwargs)
     problem, z0, bounds, _ = seen[0]
-    return problem, z0, bounds, powered_sparsity(problem)
+    step = stance.from_gait_problem(problem)  # the transcription `_solve` solves
+    return step, z0, bounds, stance.sparsity(step)
 
 
 def _human(segments):

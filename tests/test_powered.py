@@ -12,8 +12,8 @@ import pytest
 
 import difimpact as di
 from difimpact._nlp.sparsity import hessian, values_and_jacobians
-from difimpact._powered.optimal import initial_guess, make_problem
-from difimpact._powered.problem import sparsity
+from difimpact._collocation import stance
+from difimpact._powered.optimal import make_problem
 
 ALPHA = math.asin(0.25 / 0.8)
 GUESS = jnp.array([-ALPHA, -2 * ALPHA, -ALPHA])  # seed 003's biped just after heel strike, torso upright
@@ -39,10 +39,10 @@ def _problem(walker, **kw):
                       rate_limits=(("left_leg", "torso", -9.0, 9.0),)), marks=pytest.mark.slow),
 ])
 def test_sparse_derivatives_equal_dense(kw):
-    p = _problem(_walker(), **kw)
+    p = stance.from_gait_problem(_problem(_walker(), **kw))  # what optimal_gait solves
     rng = np.random.default_rng(0)
-    z = initial_guess(p, GUESS, 0.5) + 0.05 * jnp.asarray(rng.standard_normal(p.layout.size))
-    sp = sparsity(p)
+    z = stance.initial_guess(p, GUESS, 0.5) + 0.05 * jnp.asarray(rng.standard_normal(p.size))
+    sp = stance.sparsity(p)
     def cd(z):
         c, d = p.constraints(z)
         return c, jnp.zeros(0) if d is None else d

@@ -1,21 +1,22 @@
 r"""One step of a walker in single support as a phase of the multi-phase transcription: the stance foot is the
 base, pinned at the origin, and the coordinates are the joints' (:class:`~difimpact.PoweredBiped`).
 
-Every collocation point holds the layout of :class:`~.multiphase.PointLayout` without the effort state,
-``(θ, \dot θ, t, τ, u)``: the joint angles and rates, the time since the step began, the step's duration and the
-torques [N m]. In phase time ``s ∈ [0, 1]`` the states obey
+Every collocation point holds ``(θ, \dot θ, τ, u)`` (:class:`StanceLayout`): the joint angles and rates, the
+step's duration where it is free (a fixed one is a number of the problem) and the torques [N m]. In phase time
+``s ∈ [0, 1]`` the states obey
 
-$$\frac{d}{ds}(θ, \dot θ, t, τ) = τ\,(\dot θ, \ddot θ, 1, 0),\qquad M_{θθ}\ddot θ = B_θ u - c_θ,$$
+$$\frac{d}{ds}(θ, \dot θ, τ) = τ\,(\dot θ, \ddot θ, 0),\qquad M_{θθ}\ddot θ = B_θ u - c_θ,\qquad t = τ s,$$
 
 transcribed on the phase's :class:`~.mesh.Mesh` (Kelly 2017, §§3–4). The step is periodic through the heel
 strike and the legs' relabelling, which moves the base to the new stance foot
 (:meth:`~difimpact.PoweredBiped.heel_strike`): ``θ_0 = R θ_G``,
-``\dot θ_0 = R \dot q^+_θ(θ_G, \dot θ_G)``, ``t_0 = 0``; the swing foot ends on the ground at the step
-length ``L`` (or at ``v t_G`` for a speed ``v``). The cost is the effort ``E = ∫_0^T g\,dt`` of the running cost
+``\dot θ_0 = R \dot q^+_θ(θ_G, \dot θ_G)``; the swing foot ends on the ground at the step length ``L`` (or at
+``v τ`` for a speed ``v``). The cost is the effort ``E = ∫_0^T g\,dt`` of the running cost
 ``g`` by the mesh's quadrature, ``Σ_i w_i τ_i g_i``, over the normalisation's divisor; the constraints are objects
-(:mod:`.stance_terms`). With ``τ`` as a state
-every row meets one point or a segment's, so the Newton matrix is a band closed into a ring by the periodicity
-(:mod:`.stages`).
+(:mod:`.stance_terms`). With a free ``τ`` as a state every row meets one point or a segment's, so the Newton
+matrix is a band closed into a ring by the periodicity (:mod:`.stages`). No column holds the time ``t``: with
+neither curvature nor a bound it would meet only its own chain of defects, a zero pivot for the band's
+elimination.
 """
 
 import equinox as eqx
@@ -33,7 +34,6 @@ from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._nlp.sparsity import Sparsity
 from .._validation import as_float, flag
 from .mesh import Mesh
-from .multiphase import PointLayout, resample
 from .solve import PhasedGait
 from .stages import StageRows, stage_sparsity
 from .stance_terms import (
@@ -52,6 +52,29 @@ from .stance_terms import (
     SwingFootRising,
     TorqueSquared,
 )
+
+
+class StanceLayout(eqx.Module):
+    """The columns of a point's block: ``θ`` ``[0, n)``, ``\\dot θ`` ``[n, 2n)``, the step's duration ``τ`` where
+    it is free, then the `controls`."""
+
+    n: int = eqx.field(static=True)
+    controls: int = eqx.field(static=True)
+    free_duration: bool = eqx.field(static=True)
+
+    @property
+    def tau(self) -> int:
+        if not self.free_duration:
+            raise ValueError("this layout holds no duration: the step's is fixed.")
+        return 2 * self.n
+
+    @property
+    def states(self) -> int:
+        return 2 * self.n + int(self.free_duration)
+
+    @property
+    def block(self) -> int:
+        return self.states + self.controls
 
 
 class StanceProblem(eqx.Module):
@@ -80,8 +103,8 @@ class StanceProblem(eqx.Module):
     torque_bounds: tuple[Float[Array, " k"], Float[Array, " k"]]
 
     @property
-    def layout(self) -> PointLayout:
-        return PointLayout(self.biped.joints, self.biped.controls, effort_state=False)
+    def layout(self) -> StanceLayout:
+        return StanceLayout(self.biped.joints, self.biped.controls, self.duration is None)
 
     @property
     def points(self) -> int:
@@ -104,15 +127,19 @@ class StanceProblem(eqx.Module):
         Z = z.reshape(-1, L.block)
         return Z[:, :j], Z[:, j:2 * j], Z[:, :L.states], Z[:, L.states:]
 
+    def durations(self, x) -> Float[Array, "G 1"]:
+        """``τ`` at every point, from the states `x` ``(G, S)``: its column, or the fixed duration."""
+        if self.duration is None:
+            return x[:, self.layout.tau:self.layout.tau + 1]
+        return jnp.full((x.shape[0], 1), self.duration, x.dtype)
+
     def field(self, z):
         """``(f, F)``: the states' phase-time derivatives and the ground's force ``(F_t, F_n)`` on the stance
         foot [N], at every point."""
-        L = self.layout
         theta, theta_dot, x, u = self.unpack(z)
         acc, force = jax.vmap(self.biped.dynamics)(theta, theta_dot, u)
-        ones = jnp.ones((x.shape[0], 1), x.dtype)
-        f = jnp.concatenate([theta_dot, acc, ones, 0 * ones], axis=1)
-        return x[:, L.tau:L.tau + 1] * f, force
+        f = [theta_dot, acc] + ([jnp.zeros((x.shape[0], 1), x.dtype)] if self.duration is None else [])
+        return self.durations(x) * jnp.concatenate(f, axis=1), force
 
     def objective(self, z):
         r"""The running cost's quadrature over the normalisation's divisor (of the fixed step length, or the swing
@@ -121,7 +148,7 @@ class StanceProblem(eqx.Module):
         it only through their multipliers)."""
         theta, theta_dot, x, u = self.unpack(z)
         w = jnp.asarray(self.mesh.weights(), z.dtype)
-        effort = (w * x[:, self.layout.tau]) @ self.cost.running(self.biped, theta_dot, u)
+        effort = (w * self.durations(x)[:, 0]) @ self.cost.running(self.biped, theta_dot, u)
         length = (self.step_length if self.step_length is not None else
                   self.biped.swing_foot_position(theta[-1])[0])
         return effort / self.normalisation.divisor(self.biped, length)
@@ -137,19 +164,17 @@ class StanceProblem(eqx.Module):
         return self._equality(x, f, rates_plus), jnp.concatenate(d) if d else None
 
     def _equality(self, x, f, rates_plus):
-        """The defects; the periodicity through heel strike and relabelling; ``t_0 = 0``; a fixed duration;
-        the swing foot on the ground at the step's end, at the step length or the speed's."""
-        L, j = self.layout, self.layout.n
+        """The defects; the periodicity through heel strike and relabelling; the swing foot on the ground at the
+        step's end, at the step length or the speed's."""
+        j = self.layout.n
         rows = [self.mesh.defects(0, x, f).reshape(-1)]
-        rows += [x[0, :j] - self.biped.relabel(x[-1, :j]), x[0, j:2 * j] - rates_plus, x[0, L.t:L.tau]]
-        if self.duration is not None:
-            rows.append(jnp.reshape(x[0, L.tau] - self.duration, (1,)))
+        rows += [x[0, :j] - self.biped.relabel(x[-1, :j]), x[0, j:2 * j] - rates_plus]
         foot = self.biped.swing_foot_position(x[-1, :j])
         rows.append(foot[1:])
         if self.step_length is not None:
             rows.append(jnp.reshape(foot[0] - self.step_length, (1,)))
         if self.speed is not None:
-            rows.append(jnp.reshape(foot[0] - self.speed * x[-1, L.t], (1,)))
+            rows.append(jnp.reshape(foot[0] - self.speed * self.durations(x)[-1, 0], (1,)))
         return jnp.concatenate(rows)
 
     def inequality_bounds(self, dtype):
@@ -160,14 +185,13 @@ class StanceProblem(eqx.Module):
 
     def variable_bounds(self, dtype):
         """``θ``, ``θ̇`` and ``u`` within their bounds at every point; the first point's duration within
-        `duration_bounds` where it is free (the defects carry it to the others); ``t`` free."""
+        `duration_bounds` where it is free (the defects carry it to the others)."""
         G, L = self.points, self.layout
         inf = jnp.full(L.states - 2 * L.n, jnp.inf, dtype)
-        free = self.duration is None
         lo = jnp.concatenate([self.angle_bounds[0], self.rate_bounds[0], -inf, self.torque_bounds[0]])
         hi = jnp.concatenate([self.angle_bounds[1], self.rate_bounds[1], inf, self.torque_bounds[1]])
         lo, hi = jnp.tile(lo.astype(dtype), (G, 1)), jnp.tile(hi.astype(dtype), (G, 1))
-        if free:
+        if L.free_duration:
             lo, hi = lo.at[0, L.tau].set(self.duration_bounds[0]), hi.at[0, L.tau].set(self.duration_bounds[1])
         return lo.reshape(-1), hi.reshape(-1)
 
@@ -187,7 +211,6 @@ def sparsity(problem: StanceProblem) -> Sparsity:
             rows.add(seg, count=L.states)
     periodicity = len(rows) + np.arange(2 * L.n)  # the ring's border (:mod:`difimpact._nlp.bordered`)
     rows.add((0, G - 1), count=2 * L.n)
-    rows.add((0,), count=1 + int(problem.duration is not None))
     rows.add((G - 1,), count=1 + int(problem.step_length is not None) + int(problem.speed is not None))
     for c in problem.inequalities:
         for points, count in c.footprint(G):
@@ -240,50 +263,53 @@ def initial_guess(problem: StanceProblem, theta0, T) -> Float[Array, " N"]:
 
 def pack(problem: StanceProblem, x, u, T) -> Float[Array, " N"]:
     """The variables of `problem` from the joint states ``x = (θ, θ̇)`` ``(G, 2j)`` and the torques `u` ``(G, k)``
-    at its points, the step lasting `T` [s]."""
+    at its points, the step lasting `T` [s] (held where the duration is free)."""
     G, dtype = problem.points, x.dtype
-    s = jnp.asarray(problem.times(), dtype)[:, None]
-    T = jnp.broadcast_to(jnp.asarray(T, dtype), (G, 1))
-    return assemble(x, T * s, T, u.astype(dtype))
+    tau = [jnp.broadcast_to(jnp.asarray(T, dtype), (G, 1))] if problem.layout.free_duration else []
+    return jnp.concatenate([x] + tau + [u.astype(dtype)], axis=1).reshape(-1)
 
 
-def assemble(x, t, tau, u) -> Float[Array, " N"]:
-    """The variables from every point's columns: ``x = (θ, θ̇)`` ``(G, 2j)``, ``t`` and ``τ`` ``(G, 1)``, ``u``
-    ``(G, k)``."""
-    return jnp.concatenate([x, t, tau, u], axis=1).reshape(-1)
+def resample(problem: StanceProblem, old: StanceProblem, x_old) -> np.ndarray:
+    """A start vector for `problem` from the optimum `x_old` of `old` (another mesh of the same step; a warm
+    start): every column interpolated linearly in phase time. ``O(G)``."""
+    return problem.mesh.resample(np.asarray(x_old).reshape(-1, problem.layout.block), old.mesh).reshape(-1)
 
 
 def start(problem: StanceProblem, guess) -> Float[Array, " N"]:
     """The start vector: a solved step of this layout (its optimum; from another mesh resampled in phase time,
-    :func:`~.multiphase.resample`), or Kelly's guess from the joint angles ``θ_0`` after heel strike."""
+    :func:`resample`), or Kelly's guess from the joint angles ``θ_0`` after heel strike."""
     if isinstance(getattr(guess, "problem", None), StanceProblem):
         old, x = guess.problem, guess.solution.x
         if old.layout != problem.layout:
-            raise ValueError("`guess`: a step of another walker (other joints or actuators).")
-        return x if old.mesh == problem.mesh else jnp.asarray(resample(problem, old, np.asarray(x)), x.dtype)
+            raise ValueError("`guess`: a step of another walker (other joints or actuators), or with the duration "
+                             "fixed in one and free in the other.")
+        return x if old.mesh == problem.mesh else jnp.asarray(resample(problem, old, x), x.dtype)
     theta0 = as_float("guess", guess, shape=(problem.biped.joints,))
     T0 = problem.duration if problem.duration is not None else problem.step_length / problem.speed
     return initial_guess(problem, theta0, T0)
 
 
 def _gait(problem: StanceProblem, sol: NLPSolution) -> PhasedGait:
-    L = problem.layout
     theta, theta_dot, x, u = problem.unpack(sol.x)
     _, force = problem.field(sol.x)
     _, impact = problem.biped.heel_strike(theta[-1], theta_dot[-1])
     length = problem.biped.swing_foot_position(theta[-1])[0]
-    T = x[-1, L.t]
+    tau = problem.durations(x)
+    T = tau[-1, 0]
     return PhasedGait(
-        t=x[:, L.t], q=theta, qdot=theta_dot, u=u, phase=jnp.zeros(problem.points, int), forces=force[:, ::-1],
-        durations=x[:1, L.tau], step_time=T, step_length=length, speed=length / T, cost=sol.value, impact=impact,
-        problem=problem, solution=sol, result=sol.result, iterations=sol.iterations)
+        t=T * jnp.asarray(problem.times(), x.dtype), q=theta, qdot=theta_dot, u=u,
+        phase=jnp.zeros(problem.points, int), forces=force[:, ::-1], durations=tau[:1, 0], step_time=T,
+        step_length=length, speed=length / T, cost=sol.value, impact=impact, problem=problem, solution=sol,
+        result=sol.result, iterations=sol.iterations)
 
 
-def _objective(z, p: StanceProblem):
+def step_objective(z, p: StanceProblem):
+    """`p`'s objective at `z` (the solver's ``f(z, args)``)."""
     return p.objective(z)
 
 
-def _constraints(z, p: StanceProblem):
+def step_constraints(z, p: StanceProblem):
+    """`p`'s ``(c, d)`` at `z` (the solver's ``constraints(z, args)``)."""
     return p.constraints(z)
 
 
@@ -302,8 +328,8 @@ def solve_stance(problem: StanceProblem, z0, bounds, options: NLPOptions) -> Pha
     ``NLPResults.nonfinite``."""
     lower, upper, d_lo, d_hi = bounds
     with checks_as_nan():
-        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
-                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
+        sol = solve_nlp_prechecked(step_objective, z0, problem, equality=None, inequality=None,
+                                   constraints=step_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
                                    inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
                                    checked=True)
         return _gait(problem, sol)

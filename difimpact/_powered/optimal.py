@@ -15,9 +15,9 @@ from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
-from .._collocation import methods as collocation
+from .._collocation import methods as collocation, stance
 from .biped import PoweredBiped
-from .problem import COSTS, GaitProblem, NORMALISATIONS, sparsity
+from .problem import COSTS, GaitProblem, NORMALISATIONS
 
 
 class OptimalGait(eqx.Module):
@@ -167,16 +167,9 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
 
 
 def initial_guess(problem: GaitProblem, theta0, T) -> Float[Array, " N"]:
-    """Kelly's guess (OptimTraj ``MAIN.m``): the joint angles linear from ``θ_0`` to the posture whose
-    relabelling is ``θ_0``, constant rates, zero torques."""
-    lay = problem.layout
-    R = problem.biped.relabelling()
-    theta_end = jnp.linalg.solve(jnp.asarray(R, theta0.dtype), theta0) if R.shape[0] else theta0
-    s = jnp.linspace(0.0, 1.0, lay.points)[:, None]
-    theta = theta0[None, :] + s * (theta_end - theta0)[None, :]
-    rates = jnp.broadcast_to(((theta_end - theta0) / T)[None, :], theta.shape)
-    x = jnp.concatenate([theta, rates], axis=1)
-    return lay.pack(x, jnp.zeros((lay.points, lay.controls), theta0.dtype), T)
+    """Kelly's guess (OptimTraj ``MAIN.m``) in the variables of `problem`'s transcription
+    (:func:`~difimpact._collocation.stance.initial_guess`)."""
+    return stance.initial_guess(stance.from_gait_problem(problem), theta0, T)
 
 
 def resample(gait: OptimalGait, problem: GaitProblem) -> Float[Array, " N"]:
@@ -184,25 +177,25 @@ def resample(gait: OptimalGait, problem: GaitProblem) -> Float[Array, " N"]:
     solution's interpolation (:meth:`OptimalGait.state`) at the new points, the same step time."""
     if (gait.theta.shape[1], gait.u.shape[1]) != (problem.biped.joints, problem.biped.controls):
         raise ValueError("`guess`: an OptimalGait of another walker (other joints or actuators).")
-    lay = problem.layout
     T = gait.step_time if problem.step_time is None else problem.step_time
     t = collocation.times(problem.method, problem.segments, T) * (gait.step_time / T)
     theta, theta_dot, u = jax.vmap(gait.state)(t)
-    return lay.pack(jnp.concatenate([theta, theta_dot], axis=1), u, T)
+    return stance.pack(stance.from_gait_problem(problem), jnp.concatenate([theta, theta_dot], axis=1), u, T)
 
 
 def _gait(problem: GaitProblem, sol: NLPSolution) -> OptimalGait:
-    z = sol.x
-    x, u, T = problem.unpack(z)
-    j = problem.biped.joints
-    _, force = problem._field(x, u)
-    rates_plus, imp = problem.impact(z)
-    w = jnp.asarray(collocation.weights(problem.method, problem.segments), z.dtype)
-    power = u * jax.vmap(problem.biped.joint_rates)(x[:, j:])
-    length = problem.biped.swing_foot_position(x[-1, :j])[0]
+    """The gait of the solution `sol` of `problem`'s transcription."""
+    step = stance.from_gait_problem(problem)
+    theta, theta_dot, x, u = step.unpack(sol.x)
+    T = step.durations(x)[-1, 0]
+    _, force = step.field(sol.x)
+    rates_plus, imp = problem.biped.heel_strike(theta[-1], theta_dot[-1])
+    w = jnp.asarray(collocation.weights(problem.method, problem.segments), sol.x.dtype)
+    power = u * jax.vmap(problem.biped.joint_rates)(theta_dot)
+    length = problem.biped.swing_foot_position(theta[-1])[0]
     return OptimalGait(
-        t=collocation.times(problem.method, problem.segments, T), theta=x[:, :j], theta_dot=x[:, j:], u=u,
-        cost=sol.value, step_time=jnp.asarray(T, z.dtype), step_length=length, speed=length / T,
+        t=collocation.times(problem.method, problem.segments, T), theta=theta, theta_dot=theta_dot, u=u,
+        cost=sol.value, step_time=T, step_length=length, speed=length / T,
         impact_loss=imp.loss, xi=imp.xi, xi_I=imp.xi_I, lift_off_speed=problem.biped.lift_off_speed(imp),
         impulses=imp.impulses, theta_dot_plus=rates_plus, ground_force=force,
         positive_work=T * (w @ jnp.sum(jnp.maximum(power, 0.0), axis=1)), net_work=T * (w @ jnp.sum(power, axis=1)),
@@ -293,38 +286,34 @@ def optimal_gait(
 def _start(problem: GaitProblem, guess) -> Float[Array, " N"]:
     """The starting point: a warm start from an :class:`OptimalGait`, or Kelly's guess from joint angles."""
     if isinstance(guess, OptimalGait):
-        return guess.solution.x if guess.problem.layout == problem.layout else resample(guess, problem)
+        old, new = (stance.from_gait_problem(p) for p in (guess.problem, problem))
+        same = old.layout == new.layout and old.mesh == new.mesh
+        return guess.solution.x if same else resample(guess, problem)
     theta0 = as_float("guess", guess, shape=(problem.biped.joints,))
     T0 = problem.step_time if problem.step_time is not None else problem.step_length / problem.speed
     return initial_guess(problem, theta0, T0)
-
-
-def _objective(z, p: GaitProblem):
-    return p.objective(z)
-
-
-def _constraints(z, p: GaitProblem):
-    return p.constraints(z)
 
 
 def _bounds(problem: GaitProblem, z0):
     """The bounds of the variables and of the inequalities, ``(lower, upper, inequality_lower, inequality_upper)``,
     checked before the program (:func:`~difimpact._nlp.solve.all_bounds`): in Python where they are concrete,
     by ``equinox.error_if`` in the caller's program where they are traced."""
-    return problem_bounds(problem, z0)
+    return problem_bounds(stance.from_gait_problem(problem), z0)
 
 
 @stored("optimal_gait", SOLVE_PROGRAM_OPTIONS)
 @eqx.filter_jit
 def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
-    """The transcribed problem solved (one compiled program per problem structure, reused by later calls), from
-    `z0` within `bounds` (:func:`_bounds`), both checked before it: no run-time check in the program. The model's
-    own checks (a singular mass matrix, an overflow) make the values they guard NaN (:func:`checks_as_nan`), which
-    the solve rejects as a trial point or reports as ``NLPResults.nonfinite``."""
+    """The problem transcribed as a step in single support (:mod:`difimpact._collocation.stance`) and solved (one
+    compiled program per problem structure, reused by later calls), from `z0` within `bounds` (:func:`_bounds`),
+    both checked before it: no run-time check in the program. The model's own checks (a singular mass matrix, an
+    overflow) make the values they guard NaN (:func:`checks_as_nan`), which the solve rejects as a trial point or
+    reports as ``NLPResults.nonfinite``."""
     lower, upper, d_lo, d_hi = bounds
+    step = stance.from_gait_problem(problem)
     with checks_as_nan():
-        sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
-                                   constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
-                                   inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
-                                   checked=True)
+        sol = solve_nlp_prechecked(stance.step_objective, z0, step, equality=None, inequality=None,
+                                   constraints=stance.step_constraints, lower=lower, upper=upper,
+                                   inequality_lower=d_lo, inequality_upper=d_hi, sparsity=stance.sparsity(step),
+                                   options=options, throw=False, checked=True)
         return _gait(problem, sol)
