@@ -261,7 +261,7 @@ def test_kelly_at_his_guess():
 def test_kelly_through_the_border():
     """48 segments, 2330 unknowns: the solver's assembly eliminates the ring's border apart (``BORDER_MIN``)."""
     case = _powered(di.kelly_gait, segments=48)
-    assert case[0].layout.size + _mc(case) >= newton.BORDER_MIN
+    assert case[0].size + _mc(case) >= newton.BORDER_MIN
     _verify(_newton_point(case, case[1]), _paths(case, True))
 
 
