@@ -95,6 +95,7 @@ from ._powered import (
     GaitProblem as GaitProblem,
     kelly_gait as kelly_gait,
     optimal_gait as optimal_gait,
+    PointwiseConstraint as PointwiseConstraint,
     PoweredBiped as PoweredBiped,
     tracking_floquet as tracking_floquet,
     tracking_stride as tracking_stride,

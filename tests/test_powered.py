@@ -140,3 +140,32 @@ def test_bad_input():
         di.PoweredBiped(w.model, "heel", "P_L", w.actuators, w.mirror)
     with pytest.raises(ValueError, match="mirror"):
         di.PoweredBiped(w.model, "P_R", "P_L", w.actuators, (("torso", "torso"),))
+    with pytest.raises(TypeError, match="`constraints`"):
+        di.optimal_gait(w, GUESS, step_length=0.5, step_time=0.5, constraints=("hip below 0.79 m",))
+    with pytest.raises(ValueError, match="`lower` must be at most `upper`"):
+        di.PointwiseConstraint(lambda b, th, thd, F: th[:1], 1.0, 0.0)
+    with pytest.raises(TypeError, match="`fn` must be a function"):
+        di.PointwiseConstraint(0.79, -jnp.inf, 0.79)
+
+
+def _hip(biped, theta, theta_dot, force):
+    return biped.model.tree().point_position(biped.configuration(theta), "H")[1:]
+
+
+@pytest.mark.slow
+@pytest.mark.stage2
+def test_a_pointwise_constraint_of_ones_own():
+    """A path constraint of one's own (:class:`~difimpact.PointwiseConstraint`): the hip at most 0.79 m high on
+    every point (it vaults to 0.8 m unconstrained, the stance leg vertical at mid-stance). The hip's height read
+    by a closed form (``l cos θ_stance``, not the constraint's function) holds the bound and meets it, the cost
+    rises, and the bound's value is a leaf: one program for both solves."""
+    w = _walker()
+    solve = jax.jit(lambda hi: di.optimal_gait(w, GUESS, step_length=0.5, step_time=0.5, segments=4,
+                                               constraints=(di.PointwiseConstraint(_hip, -jnp.inf, hi),)))
+    free, crouched = solve(jnp.inf), solve(0.79)
+    height = lambda g: 0.8 * np.cos(np.asarray(g.theta[:, 0]))  # noqa: E731  (the stance leg from the vertical)
+    np.testing.assert_allclose(height(free), np.asarray(jax.vmap(lambda th: _hip(w, th, None, None))(
+        free.theta))[:, 0], atol=1e-12)  # the closed form is the model's hip
+    assert height(free).max() > 0.795
+    assert height(crouched).max() <= 0.79 + 1e-8 and height(crouched).max() > 0.79 - 1e-6
+    assert float(crouched.cost) > float(free.cost)

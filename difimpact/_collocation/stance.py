@@ -244,6 +244,7 @@ def from_gait_problem(problem) -> StanceProblem:
         rows.append(SwingFootDescending())
     if problem.lift_off == "impose":
         rows.append(LiftOff())
+    rows += list(problem.constraints)
     return StanceProblem(problem.biped, Mesh(problem.method, (problem.segments,), (1.0,)), cost, normalisation,
                          tuple(rows), problem.step_length, problem.speed, problem.step_time, problem.time_bounds,
                          problem.angle_bounds, problem.rate_bounds, problem.torque_bounds)

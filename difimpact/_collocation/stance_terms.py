@@ -194,3 +194,52 @@ class LiftOff(AbstractStanceConstraint):
 
     def footprint(self, G: int):
         return [((G - 1,), 1)]
+
+
+class PointwiseConstraint(AbstractStanceConstraint):
+    """``lower ≤ fn(biped, θ_i, θ̇_i, F_i) ≤ upper`` at every point ``i`` (or at the interior points with
+    `interior`), ``fn`` returning ``(r,)`` from one point's joint angles and rates and the ground's force
+    ``(F_t, F_n)`` [N] on the stance foot; `lower`, `upper` ``(r,)`` (``±inf`` for a side left free). Its rows meet
+    one point each, so its derivatives' structure is known without the user's help: the way to add a path
+    constraint of your own to :func:`~difimpact.optimal_gait` (`constraints`).
+
+    **Example:** the hip at least 0.75 m above the ground all along the step,
+    ``PointwiseConstraint(lambda b, th, thd, F: b.model.tree().point_position(b.configuration(th), "H")[1:],
+    0.75, jnp.inf)``.
+    """
+
+    fn: object = eqx.field(static=True)
+    lower: Float[Array, " r"]
+    upper: Float[Array, " r"]
+    interior: bool = eqx.field(static=True, default=False)
+
+    def __init__(self, fn, lower, upper, interior: bool = False):
+        if not callable(fn):
+            raise TypeError(f"`fn` must be a function (biped, theta, theta_dot, force) -> (r,), got {fn!r}.")
+        lo, hi = (jnp.atleast_1d(jnp.asarray(v, float)) for v in (lower, upper))
+        if lo.ndim != 1 or hi.ndim != 1:
+            raise ValueError(f"`lower` and `upper` must be scalars or (r,), got shapes {lo.shape} and {hi.shape}.")
+        lo, hi = jnp.broadcast_arrays(lo, hi)
+        concrete = not any(isinstance(v, jax.core.Tracer) for v in (lo, hi))
+        if concrete and (bool(jnp.any(jnp.isnan(lo) | jnp.isnan(hi))) or bool(jnp.any(lo > hi))):
+            raise ValueError(f"`lower` must be at most `upper` (no NaN), got {lo} and {hi}.")
+        self.fn, self.lower, self.upper, self.interior = fn, lo, hi, bool(interior)
+
+    def _points(self, G: int) -> range:
+        return range(1, G - 1) if self.interior else range(G)
+
+    def values(self, biped, v: StanceValues):
+        sl = slice(1, -1) if self.interior else slice(None)
+        out = jax.vmap(lambda th, thd, F: jnp.reshape(self.fn(biped, th, thd, F), (-1,)))(
+            v.theta[sl], v.theta_dot[sl], v.force[sl])
+        if out.shape[1] != self.lower.shape[0]:
+            raise ValueError(f"`fn` returned {out.shape[1]} values a point, `lower` and `upper` have "
+                             f"{self.lower.shape[0]}.")
+        return out.reshape(-1)
+
+    def bounds(self, G: int, dtype):
+        k = len(self._points(G))
+        return jnp.tile(self.lower, k).astype(dtype), jnp.tile(self.upper, k).astype(dtype)
+
+    def footprint(self, G: int):
+        return [((p,), self.lower.shape[0]) for p in self._points(G)]

@@ -1,5 +1,6 @@
 """Powered gaits: walkers with joint torques and their optimal periodic steps through the exact impact map."""
 
+from .._collocation.stance_terms import PointwiseConstraint as PointwiseConstraint
 from .biped import PoweredBiped as PoweredBiped
 from .energy import work_balance as work_balance, WorkBalance as WorkBalance
 from .optimal import optimal_gait as optimal_gait, OptimalGait as OptimalGait

@@ -15,7 +15,7 @@ from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
-from .._collocation import methods as collocation, stance
+from .._collocation import methods as collocation, stance, stance_terms
 from .biped import PoweredBiped
 from .problem import COSTS, GaitProblem, NORMALISATIONS
 
@@ -125,8 +125,7 @@ def _reach(biped: PoweredBiped) -> float | None:
 
 def make_problem(biped, *, step_length, step_time, speed, method, segments, cost, normalise, angle_bounds,
                  rate_bounds, torque_bounds, time_bounds, joint_limits, rate_limits, friction, clearance,
-                 foot_velocity, lift_off,
-                 smoothing, dtype) -> GaitProblem:
+                 foot_velocity, lift_off, smoothing, dtype, constraints=()) -> GaitProblem:
     """The :class:`GaitProblem` of :func:`optimal_gait`'s arguments, checked."""
     instance("biped", biped, PoweredBiped)
     collocation.check_method(method, segments)
@@ -149,6 +148,10 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
     if reach is not None and float(step_length) > reach:
         raise ValueError(f"`step_length` = {float(step_length):g} m is longer than the walker can span: its feet "
                          f"are at most {reach:.4g} m apart (every segment between them straight).")
+    if not isinstance(constraints, (tuple, list)) or not all(
+            isinstance(c, stance_terms.AbstractStanceConstraint) for c in constraints):
+        raise TypeError("`constraints` must be a tuple of constraint objects (e.g. `PointwiseConstraint`), got "
+                        f"{constraints!r}.")
     pairs, limits = _limits("joint_limits", joint_limits, bodies, dtype)
     rate_pairs, rate_limits = _limits("rate_limits", rate_limits, bodies, dtype)
     return GaitProblem(
@@ -160,7 +163,8 @@ def make_problem(biped, *, step_length, step_time, speed, method, segments, cost
         rate_limits=rate_limits,
         friction=opt("friction", friction), clearance=None if clearance is None else as_float(
             "clearance", clearance, shape=()).astype(dtype),
-        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), limit_pairs=pairs, rate_pairs=rate_pairs,
+        smoothing=positive("smoothing", smoothing, shape=()).astype(dtype), constraints=tuple(constraints),
+        limit_pairs=pairs, rate_pairs=rate_pairs,
         method=method,
         segments=int(segments), cost=cost, normalise=normalise, foot_velocity=foot_velocity,
         lift_off=lift_off)
@@ -224,6 +228,7 @@ def optimal_gait(
     foot_velocity: bool | str = False,
     lift_off: str = "report",
     smoothing=1e-3,
+    constraints=(),
     options: NLPOptions = NLPOptions(),
     throw: bool = True,
 ) -> OptimalGait:
@@ -257,6 +262,9 @@ def optimal_gait(
       (Kelly's ``cst_footVel``); ``"strike"``: it descends at the end (a heel strike, not a foot coming up
       through the ground); ``False``: neither.
     - `lift_off`: ``"report"`` the trailing foot's post-impact normal velocity, or ``"impose"`` it ``≥ 0``.
+    - `constraints`: further path constraints as objects, e.g. :class:`~difimpact.PointwiseConstraint` (a
+      function of one point's angles, rates and ground force, bounded at every point); their rows follow the
+      others.
     - `options`: :class:`~difimpact.NLPOptions`; `throw`: raise on a failed solve (else see ``result``).
 
     **Returns:** an :class:`OptimalGait`.
@@ -277,7 +285,7 @@ def optimal_gait(
         cost=cost, normalise=normalise, angle_bounds=angle_bounds, rate_bounds=rate_bounds,
         torque_bounds=torque_bounds, time_bounds=time_bounds, joint_limits=joint_limits, rate_limits=rate_limits,
         friction=friction, clearance=clearance, foot_velocity=foot_velocity, lift_off=lift_off,
-        smoothing=smoothing, dtype=jnp.result_type(float))
+        smoothing=smoothing, dtype=jnp.result_type(float), constraints=constraints)
     throw = flag("throw", throw)
     z0 = as_float("guess", _start(problem, guess))
     return raise_if_failed(_solve(problem, z0, _bounds(problem, z0), options), throw)

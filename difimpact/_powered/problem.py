@@ -38,6 +38,7 @@ class GaitProblem(eqx.Module):
     friction: Scalar | None
     clearance: Scalar | None
     smoothing: Scalar
+    constraints: tuple
     limit_pairs: tuple[tuple[str, str | None], ...] = eqx.field(static=True)
     rate_pairs: tuple[tuple[str, str | None], ...] = eqx.field(static=True)
     method: str = eqx.field(static=True)
