@@ -146,6 +146,8 @@ def test_bad_input():
         di.PointwiseConstraint(lambda b, th, thd, F: th[:1], 1.0, 0.0)
     with pytest.raises(TypeError, match="`fn` must be a function"):
         di.PointwiseConstraint(0.79, -jnp.inf, 0.79)
+    with pytest.raises(ValueError, match="finite bound"):
+        di.PointwiseConstraint(lambda b, th, thd, F: th[:1], -jnp.inf, jnp.inf)
 
 
 def _hip(biped, theta, theta_dot, force):
@@ -162,7 +164,7 @@ def test_a_pointwise_constraint_of_ones_own():
     w = _walker()
     solve = jax.jit(lambda hi: di.optimal_gait(w, GUESS, step_length=0.5, step_time=0.5, segments=4,
                                                constraints=(di.PointwiseConstraint(_hip, -jnp.inf, hi),)))
-    free, crouched = solve(jnp.inf), solve(0.79)
+    free, crouched = solve(10.0), solve(0.79)  # 10 m: never met
     height = lambda g: 0.8 * np.cos(np.asarray(g.theta[:, 0]))  # noqa: E731  (the stance leg from the vertical)
     np.testing.assert_allclose(height(free), np.asarray(jax.vmap(lambda th: _hip(w, th, None, None))(
         free.theta))[:, 0], atol=1e-12)  # the closed form is the model's hip

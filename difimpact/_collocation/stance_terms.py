@@ -223,6 +223,8 @@ class PointwiseConstraint(AbstractStanceConstraint):
         concrete = not any(isinstance(v, jax.core.Tracer) for v in (lo, hi))
         if concrete and (bool(jnp.any(jnp.isnan(lo) | jnp.isnan(hi))) or bool(jnp.any(lo > hi))):
             raise ValueError(f"`lower` must be at most `upper` (no NaN), got {lo} and {hi}.")
+        if concrete and bool(jnp.any(jnp.isinf(lo) & jnp.isinf(hi))):
+            raise ValueError(f"every row needs a finite bound, `lower` or `upper`: got {lo} and {hi}.")
         self.fn, self.lower, self.upper, self.interior = fn, lo, hi, bool(interior)
 
     def _points(self, G: int) -> range:

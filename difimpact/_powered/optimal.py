@@ -232,12 +232,10 @@ def optimal_gait(
     options: NLPOptions = NLPOptions(),
     throw: bool = True,
 ) -> OptimalGait:
-    r"""The optimal periodic step of `biped` on level ground by direct collocation (:mod:`.collocation`) and the
-    interior-point method of :func:`~difimpact.solve_nlp`, under ``jit`` and ``vmap``.
-
-    Derivatives of what is computed from the result (cost, speed, impact loss, ``ξ`` …) with respect to the
-    model's and the problem's numbers are exact at the optimum: the implicit function theorem on its optimality
-    conditions (:func:`~difimpact.solve_nlp`), never differentiation through the iterations.
+    r"""The optimal periodic step of `biped` on level ground by direct collocation (a phase in single support,
+    :mod:`difimpact._collocation.stance`) and the interior-point method of :func:`~difimpact.solve_nlp`, under
+    ``jit`` and ``vmap``. Derivatives of what is computed from the result (cost, speed, impact loss, ``ξ`` …) with
+    respect to the model's and the problem's numbers are exact at the optimum (the implicit function theorem).
 
     **Arguments:**
 
@@ -262,9 +260,7 @@ def optimal_gait(
       (Kelly's ``cst_footVel``); ``"strike"``: it descends at the end (a heel strike, not a foot coming up
       through the ground); ``False``: neither.
     - `lift_off`: ``"report"`` the trailing foot's post-impact normal velocity, or ``"impose"`` it ``≥ 0``.
-    - `constraints`: further path constraints as objects, e.g. :class:`~difimpact.PointwiseConstraint` (a
-      function of one point's angles, rates and ground force, bounded at every point); their rows follow the
-      others.
+    - `constraints`: further path constraints as objects, e.g. :class:`~difimpact.PointwiseConstraint`.
     - `options`: :class:`~difimpact.NLPOptions`; `throw`: raise on a failed solve (else see ``result``).
 
     **Returns:** an :class:`OptimalGait`.
