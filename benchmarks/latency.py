@@ -90,11 +90,13 @@ def timed(cmd, env, profile) -> tuple[float, float, str, dict]:
     return wall, cpu, done.stdout, _compile_profile.collect(profile)[0]
 
 
-def _row(rows, item, wall, cpu, goal, limit, note):
-    """A latency row: wall and CPU seconds, judged on the CPU seconds against `limit` (None: no goal)."""
+def _row(rows, item, wall, cpu, goal, limit, note, judged_on_wall=False):
+    """A latency row: wall and CPU seconds, judged on the CPU seconds (or on the wall seconds, `judged_on_wall`:
+    a run spread over worker processes) against `limit` (None: no goal)."""
+    value = wall if judged_on_wall else cpu
     rows.append(dict(table="latency", item=item, value=wall, cpu_value=cpu, unit="s", goal=goal,
-                     ratio=None if limit is None else wall / limit, met=None if limit is None else bool(cpu <= limit),
-                     note=note))
+                     ratio=None if limit is None else value / limit,
+                     met=None if limit is None else bool(value <= limit), note=note))
 
 
 def _profile(rows, what, wall, stages):
@@ -160,13 +162,16 @@ def reproduce(env, tmp, args, rows):
         runs[name] = timed(cmd, env, os.path.join(tmp, f"profile-{name}"))
     stored, size = _stored(os.path.join(tmp, "cache", "difimpact", "jax"))
     what = f"`difimpact reproduce{' --quick' if args.quick else ''}`"
-    _row(rows, f"{what}, cold (empty compilation cache)", *runs["cold"][:2], "≤ 90 s", 90.0,
-        f"stores {stored} programs, {size / 2**20:.1f} MiB")
-    _row(rows, f"{what}, second run (the cache the first left)", *runs["warm"][:2], "≤ 45 s", 45.0,
-        f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run")
+    # the issue's goals, wall seconds (the experiments run in worker processes, `--jobs`' default)
+    cold, warm = ((240.0, "≤ 4 min"), (90.0, "≤ 90 s")) if args.quick else ((1200.0, "≤ 20 min"), (None, None))
+    _row(rows, f"{what}, cold (empty compilation cache)", *runs["cold"][:2], cold[1], cold[0],
+         f"stores {stored} programs, {size / 2**20:.1f} MiB; wall seconds judged", judged_on_wall=True)
+    _row(rows, f"{what}, second run (the cache the first left)", *runs["warm"][:2], warm[1], warm[0],
+         f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run; wall seconds judged",
+         judged_on_wall=True)
     for name, (wall, _, _, stages) in runs.items():
         _profile(rows, f"{what}, {name}, where its time goes (seconds of the process, wall; XLA compile includes reads "
-                "of the cache)", wall, stages)
+                "of the cache; the parent process only, not its workers)", wall, stages)
 
 
 def main():
