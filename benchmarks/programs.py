@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from _common import parse_args, write
+from _common import machine, parse_args, write
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PRELUDE = """
@@ -80,9 +80,9 @@ def rows_for(entries) -> list[dict]:
         r = results[key]
         note = (f"{r['programs']} programs, the largest {r['largest']} lines ({r['largest_name']}); "
                 f"{r['lines'] / base:.3g}× the impact map's lines")
-        rows.append(dict(item=f"StableHLO lines, first {name}", value=r["lines"], cpu_value=None, unit="lines",
+        rows.append(dict(table="programs", item=f"StableHLO lines, first {name}", value=r["lines"], cpu_value=None, unit="lines",
                          goal=None, ratio=None, met=None, note=note))
-        rows.append(dict(item=f"tracing / lowering / XLA compile, first {name}", value=r["wall"],
+        rows.append(dict(table="programs", item=f"tracing / lowering / XLA compile, first {name}", value=r["wall"],
                          cpu_value=r["cpu"], unit="s", goal=None, ratio=None, met=None,
                          note=f"{r['tracing']:.1f} / {r['lowering']:.1f} / {r['XLA compile']:.1f} s"))
     return rows
@@ -91,7 +91,8 @@ def rows_for(entries) -> list[dict]:
 def main():
     args = parse_args(__doc__.splitlines()[0])
     entries = [e for e in ENTRIES if not (args.quick and e[0] == "human")]
-    write(args, rows_for(entries))
+    rows = rows_for(entries)
+    write(args, [dict(table="machine", **machine())] + rows, echo=rows)
 
 
 if __name__ == "__main__":
