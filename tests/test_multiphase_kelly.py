@@ -1,8 +1,8 @@
 """Kelly's five-link biped and Font & Kövecses's biped with a torso as instances of the multi-phase transcription (a
 step in single support, :mod:`difimpact._collocation.stance`: the stance foot as the base, the heel strike and the
 relabelling as the transition, the cost and the constraints as objects), which :func:`difimpact.optimal_gait` and
-:func:`difimpact.kelly_gait` solve: their optima equal those measured through the joint-variable transcription
-the layer replaced to 1e-9 relative, the layer's own entry point (:func:`~difimpact._collocation.stance.stance_gait`)
+:func:`difimpact.kelly_gait` solve: their optima equal those measured through a joint-variable transcription of
+the same problems to 1e-9 relative, the layer's own entry point (:func:`~difimpact._collocation.stance.stance_gait`)
 gives the same, and IPOPT's on Kelly's mesh (CasADi, ``benchmarks/_kelly_ipopt.py``) is the same."""
 
 import importlib.util
@@ -30,8 +30,8 @@ pytestmark = pytest.mark.slow  # by hand (`-m slow`), as the multi-phase layer's
 
 TORSO_SEGMENTS = 8
 # The optima of `kelly_gait()` and of the experiment's `optimal_gait` at TORSO_SEGMENTS (μ_T = 0.5, 1, 2), measured
-# through the joint-variable transcription that `optimal_gait` solved before the layer (one column of the step
-# time, no per-point duration): a regression anchor.
+# through a joint-variable transcription of the same problems (one column of the step time, no per-point
+# duration): a regression anchor.
 JOINT_VARIABLE_OPTIMA = {"kelly": 469.54724450411817, 0.5: 254.52953281849182, 1.0: 281.1050949005106,
                          2.0: 292.895948303504}
 

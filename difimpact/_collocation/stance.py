@@ -290,7 +290,8 @@ def start(problem: StanceProblem, guess) -> Float[Array, " N"]:
     return initial_guess(problem, theta0, T0)
 
 
-def _gait(problem: StanceProblem, sol: NLPSolution) -> PhasedGait:
+def step_gait(problem: StanceProblem, sol: NLPSolution) -> PhasedGait:
+    """The :class:`~.solve.PhasedGait` of the solution `sol` of `problem`."""
     theta, theta_dot, x, u = problem.unpack(sol.x)
     _, force = problem.field(sol.x)
     _, impact = problem.biped.heel_strike(theta[-1], theta_dot[-1])
@@ -333,7 +334,7 @@ def solve_stance(problem: StanceProblem, z0, bounds, options: NLPOptions) -> Pha
                                    constraints=step_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
                                    inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
                                    checked=True)
-        return _gait(problem, sol)
+        return step_gait(problem, sol)
 
 
 def stance_gait(problem: StanceProblem, guess, *, options: NLPOptions | None = None,

@@ -146,8 +146,11 @@ class PoweredBiped(eqx.Module):
         tree = self.model.tree()
         A = tree.point_jacobian(q, self.swing_foot)[::-1]
         sol = solve_kkt(tree.mass_matrix(q), A, qd, jnp.zeros(2, q.dtype), False)
-        R = jnp.asarray(self.relabelling(), theta.dtype)
-        return R @ sol.qdot_plus[2:], sol
+        return self.relabelled_rates(sol), sol
+
+    def relabelled_rates(self, sol: ImpactSolution) -> Float[Array, " j"]:
+        """The joint rates after the heel strike `sol`, relabelled: the next step's ``θ̇``."""
+        return jnp.asarray(self.relabelling(), sol.qdot_plus.dtype) @ sol.qdot_plus[2:]
 
     def relabel(self, theta) -> Float[Array, " j"]:
         return jnp.asarray(self.relabelling(), theta.dtype) @ theta

@@ -187,21 +187,17 @@ def resample(gait: OptimalGait, problem: GaitProblem) -> Float[Array, " N"]:
     return stance.pack(stance.from_gait_problem(problem), jnp.concatenate([theta, theta_dot], axis=1), u, T)
 
 
-def _gait(problem: GaitProblem, sol: NLPSolution) -> OptimalGait:
-    """The gait of the solution `sol` of `problem`'s transcription."""
-    step = stance.from_gait_problem(problem)
-    theta, theta_dot, x, u = step.unpack(sol.x)
-    T = step.durations(x)[-1, 0]
-    _, force = step.field(sol.x)
-    rates_plus, imp = problem.biped.heel_strike(theta[-1], theta_dot[-1])
+def _gait(problem: GaitProblem, step: stance.StanceProblem, sol: NLPSolution) -> OptimalGait:
+    """The gait of the solution `sol` of `step`, `problem`'s transcription (:func:`~.stance.step_gait`)."""
+    g = stance.step_gait(step, sol)
+    T, u, imp = g.step_time, g.u, g.impact
     w = jnp.asarray(collocation.weights(problem.method, problem.segments), sol.x.dtype)
-    power = u * jax.vmap(problem.biped.joint_rates)(theta_dot)
-    length = problem.biped.swing_foot_position(theta[-1])[0]
+    power = u * jax.vmap(problem.biped.joint_rates)(g.qdot)
     return OptimalGait(
-        t=collocation.times(problem.method, problem.segments, T), theta=theta, theta_dot=theta_dot, u=u,
-        cost=sol.value, step_time=T, step_length=length, speed=length / T,
+        t=collocation.times(problem.method, problem.segments, T), theta=g.q, theta_dot=g.qdot, u=u,
+        cost=g.cost, step_time=T, step_length=g.step_length, speed=g.speed,
         impact_loss=imp.loss, xi=imp.xi, xi_I=imp.xi_I, lift_off_speed=problem.biped.lift_off_speed(imp),
-        impulses=imp.impulses, theta_dot_plus=rates_plus, ground_force=force,
+        impulses=imp.impulses, theta_dot_plus=problem.biped.relabelled_rates(imp), ground_force=g.forces[:, ::-1],
         positive_work=T * (w @ jnp.sum(jnp.maximum(power, 0.0), axis=1)), net_work=T * (w @ jnp.sum(power, axis=1)),
         problem=problem, solution=sol, result=sol.result, iterations=sol.iterations)
 
@@ -320,4 +316,4 @@ def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait
                                    constraints=stance.step_constraints, lower=lower, upper=upper,
                                    inequality_lower=d_lo, inequality_upper=d_hi, sparsity=stance.sparsity(step),
                                    options=options, throw=False, checked=True)
-        return _gait(problem, sol)
+        return _gait(problem, step, sol)
