@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._custom_types import Array, Bool, Int
-from ._exported import stored
+from ._exported import PROGRAM_OPTIONS, stored
 
 _MODE = threading.local()
 
@@ -182,7 +182,7 @@ def program(fn: Callable, normalise: Callable[..., tuple[tuple, dict]] | None = 
     """
     traced = eqx.filter_jit(_traced_as(fn, record=False))
     recorded = eqx.filter_jit(_traced_as(fn, record=True))
-    kept = stored(fn.__name__)(recorded)  # its traced program kept across processes, where the store is on
+    kept = stored(fn.__name__, PROGRAM_OPTIONS)(recorded)  # its traced program kept across processes (store on)
 
     @functools.wraps(fn)
     def edge(*args, **kwargs):

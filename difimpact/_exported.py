@@ -39,6 +39,10 @@ _LIBRARIES = ("equinox", "lineax", "optimistix", "diffrax", "numpy", "jaxlib")
 _TRUSTED = frozenset(("difimpact", "jax", "builtins", *_LIBRARIES))
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 _FORMAT = 1  # the layout of a stored file
+# XLA's options for an entry point's program called from Python (:func:`difimpact._check.program`): on a CPU, loop
+# fusions through XLA's elemental emitter rather than its MLIR fusion emitters, a third less compile time for the same
+# run time (docs/performance.md); ignored on other devices, and where the call is inside a caller's own `jit`.
+PROGRAM_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
 
 
 class _Unstorable(Exception):
@@ -265,6 +269,13 @@ def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text
     return program
 
 
+def _inside_a_trace() -> bool:
+    """Whether this call is traced into a caller's program (its `jit` around a call of constants), where XLA's
+    options are refused: JAX stages every operation there, one of a constant too (a tracer), where at the top
+    level ``stop_gradient`` of a Python number returns a number without dispatching anything (microseconds)."""
+    return isinstance(jax.lax.stop_gradient(0.0), jax.core.Tracer)
+
+
 def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, options=None):
     """`fn(*args, **kwargs)` by its stored program where it can be, else the plain call (`top`, compiled with
     XLA's `options`, from Python; `fn` under a caller's own transformation). A program this process already holds
@@ -272,7 +283,7 @@ def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, opt
     that cannot be exported is the plain call from then on, in this process and (recorded in its file) the next."""
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     arrays, dyn_def = jax.tree.flatten(dynamic)
-    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if any(isinstance(a, jax.core.Tracer) for a in arrays) or (options and _inside_a_trace()):
         return fn(*args, **kwargs)
     if _folder is None or jax.config.jax_disable_jit:
         return top(*args, **kwargs)

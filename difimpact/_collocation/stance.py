@@ -254,8 +254,8 @@ def initial_guess(problem: StanceProblem, theta0, T) -> Float[Array, " N"]:
     """Kelly's guess (OptimTraj ``MAIN.m``): the joint angles linear in time from ``θ_0`` to the posture whose
     relabelling is ``θ_0``, constant rates, zero torques, the step lasting `T` [s]."""
     G, k, dtype = problem.points, problem.layout.controls, theta0.dtype
-    R = jnp.asarray(problem.biped.relabelling(), dtype)
-    theta_end = jnp.linalg.solve(R, theta0)
+    # R is the model's, concrete: inverted on the host (no LAPACK in a program a caller may vmap)
+    theta_end = jnp.asarray(np.linalg.inv(problem.biped.relabelling()), dtype) @ theta0
     s = jnp.asarray(problem.times(), dtype)[:, None]
     theta = theta0[None, :] + s * (theta_end - theta0)[None, :]
     rates = jnp.broadcast_to(((theta_end - theta0) / T)[None, :], theta.shape)
