@@ -165,7 +165,8 @@ def _newton(p: Scaled, W, lin: Linearisation, sigma, rhs, delta_last, mu):
 
     def attempt(delta_w, delta_c):
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], delta_w, delta_c,
-                          newton.structure(p.sparsity, lin.Jc.shape[0]), test_inertia=True)
+                          newton.structure(p.sparsity, lin.Jc.shape[0]), test_inertia=True,
+                          wanted=separable & (delta_w > 0))
         d, lam = newton_solve(R, p, lin, rhs)
         w_curvature = d[:n] @ W.mv(d[:n])
         curvature = w_curvature + d @ ((sigma + delta_w) * d)

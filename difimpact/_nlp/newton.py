@@ -142,9 +142,11 @@ def matrix(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, s
 
 
 def factor(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, sigma_s, delta_w, delta_c,
-           assembly: Assembly | None = None, test_inertia: bool = False) -> Reduced:
+           assembly: Assembly | None = None, test_inertia: bool = False, wanted=True) -> Reduced:
     """The factors; with `test_inertia`, also whether the matrix has the inertia ``(n, m_c, 0)`` that IPOPT's
-    inertia correction asks for (:mod:`.inertia`; else ``True``)."""
+    inertia correction asks for (:mod:`.inertia`; else ``True``). Banded, with `test_inertia`, the inertia is
+    tested first and the matrix factored only where it passes or `wanted` (a boolean array) says so: elsewhere
+    (an attempt that IPOPT's correction rejects whatever its step) the factors are NaN, their smallest pivot 1."""
     if assembly is None:
         K, D, E = matrix(W, Jc, Jd, sigma_x, sigma_s, delta_w, delta_c)
         n = W.shape[0]
@@ -157,9 +159,20 @@ def factor(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, s
     E = 1.0 / (1.0 / D + delta_c)
     diagonal = jnp.broadcast_to(sigma_x + delta_w, (assembly.n,))
     a = assembly.a_values(W, Jd, E, diagonal)
-    lu = bordered.factor(assembly.structure, assembly.storage(a, Jc.values, -delta_c))
-    ok = inertia.band(assembly, a, Jc, W) if test_inertia else jnp.asarray(True)
-    return Reduced(lu, Jd, E, D, ok, W, Jc, diagonal, jnp.asarray(delta_c), assembly)
+    storage = assembly.storage(a, Jc.values, -delta_c)
+    lu = functools.partial(bordered.factor, assembly.structure)
+    if not test_inertia:
+        return Reduced(lu(storage), Jd, E, D, jnp.asarray(True), W, Jc, diagonal, jnp.asarray(delta_c), assembly)
+    ok = inertia.band(assembly, a, Jc, W)
+    factors = jax.lax.cond(ok | wanted, lu, functools.partial(_unfactored, lu), storage)
+    return Reduced(factors, Jd, E, D, ok, W, Jc, diagonal, jnp.asarray(delta_c), assembly)
+
+
+def _unfactored(lu, storage) -> bordered.BorderedLU:
+    """Factors of NaN shaped as ``lu(storage)``'s (no pivot exchanges, the smallest pivot 1: not singular)."""
+    shapes = jax.eval_shape(lu, storage)
+    fill = lambda x: jnp.full(x.shape, jnp.nan if jnp.issubdtype(x.dtype, jnp.inexact) else 0, x.dtype)  # noqa: E731
+    return eqx.tree_at(lambda f: f.min_pivot, jax.tree.map(fill, shapes), jnp.ones((), storage.dtype))
 
 
 def _times(R: Reduced, v):
