@@ -10,6 +10,8 @@ profile in ``s`` whatever the duration. The integrator is a callable ``integrate
 ``rhs(s, y)`` a JAX function (tests pass scipy's DOP853, :func:`diffrax_integrate` is the library's).
 """
 
+import functools
+
 import diffrax
 import equinox as eqx
 import jax
@@ -18,10 +20,24 @@ import numpy as np
 import optimistix as optx
 import scipy.linalg
 
+from .._check import checks_as_nan
 from . import phases as ph
 from .phases import PHASES, N
 
 LANDING = 1  # the phase at whose end the stance foot lands flat (``MH_R`` at rest on the ground)
+
+
+def _checks_as_nan(fn):
+    """`fn` with the model's checks traced as NaN where they fail (:func:`~difimpact._check.checks_as_nan`): the
+    programs it compiles hold no host callback, so JAX's persistent cache keeps them for the next process, and a
+    failed check reaches :func:`close` as the non-finite values it reads as a failure."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with checks_as_nan():
+            return fn(*args, **kwargs)
+
+    return wrapped
 
 
 def torque(method: str, u, s, edges):
@@ -106,6 +122,7 @@ class _Step:
         return Y, end, landing, strike, loss, impulses, energy
 
 
+@_checks_as_nan
 def replay(gait, integrate, start=None, durations=None) -> dict:
     """Integrate `gait` (a :class:`~difimpact._human_gait.gait.HumanGait`) from its first state (or `start`, a
     ``(18,)`` state, with phase `durations`, as :func:`close` returns) through its phases and the heel strike.
@@ -222,7 +239,7 @@ def _residual(human, seg, Y, Phi, X, free):
 
 class _Shooting:
     """The multiple-shooting system of :func:`close` as a function of the unknowns ``(X (J, 18), durations)``:
-    its residual and Jacobian, or ``None`` where the integrator failed (non-finite results)."""
+    its residual and Jacobian, or ``None`` where the integrator or a check of the model failed (non-finite values)."""
 
     def __init__(self, gait, integrate):
         self.human, self.seg, self.integrate, self.free = gait.problem.model, _Segments(gait), integrate, list(FREE)
@@ -231,7 +248,8 @@ class _Shooting:
         Y, Phi = self.seg(self.integrate, X, d[self.seg.phase])
         if not (np.all(np.isfinite(Y)) and np.all(np.isfinite(Phi))):
             return None
-        return _residual(self.human, self.seg, Y, Phi, X, self.free)
+        R, D = _residual(self.human, self.seg, Y, Phi, X, self.free)
+        return (R, D) if np.all(np.isfinite(R)) and np.all(np.isfinite(D)) else None  # a failed check: NaN
 
 
 def _damped(system, X, d, R, D, max_step, min_damping):
@@ -258,6 +276,7 @@ def _damped(system, X, d, R, D, max_step, min_damping):
     return None
 
 
+@_checks_as_nan
 def close(gait, integrate, iterations: int = 20, tol: float = 1e-10, max_step: float = 2.0,
           min_damping: float = 2.0**-8, throw: bool = True):
     r"""The periodic step of the gait's torques exactly, by multiple shooting (Bock & Plitt 1984): every
