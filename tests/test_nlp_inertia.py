@@ -75,3 +75,41 @@ def test_rows_of_different_sizes():
     assert bool(inertia.dense(A, J, A)) and bool(_band(s, A, J))
     assert not bool(inertia.dense(A.at[2, 2].set(-1.0), J, A))  # negative on the null space
     assert not bool(_band(s, A.at[2, 2].set(-1.0), J))
+
+
+def _factor(s, A, J, wanted=False):
+    """:func:`newton.factor` with the inertia test: ``W = A``, no barrier weights, no inequalities."""
+    W = SparseMatrix(A[s.hessian.rows, s.hessian.cols], s.hessian)
+    Jc = SparseMatrix(J[s.jc.rows, s.jc.cols], s.jc)
+    Jd = SparseMatrix(jnp.zeros(0, A.dtype), s.jd)
+    zero = jnp.zeros((), A.dtype)
+    return newton.factor(W, Jc, Jd, jnp.zeros(A.shape[0], A.dtype), jnp.zeros(0, A.dtype), zero, zero, s,
+                         test_inertia=True, wanted=jnp.asarray(wanted))
+
+
+def test_factored_only_where_the_inertia_passes():
+    """An attempt whose inertia is wrong is not factored (NaN factors, not reported singular) unless wanted;
+    where it is factored, its solve is the dense solve of ``[[A, J_cᵀ], [J_c, 0]]``, one matrix and under
+    ``vmap`` (where both branches are computed and one is taken)."""
+    rng, s = np.random.default_rng(2), _structure()
+    cases = [_case(rng, shift) for shift in (-3.0, 4.0)]
+    assert [c[2] for c in cases] == [False, True]
+    b = rng.normal(size=N + MC)
+    factor = jax.jit(lambda a, j, w: _factor(s, a, j, w))
+    solved = jax.jit(lambda a, j, w: newton._reduced_solve(_factor(s, a, j, w), jnp.asarray(b)))
+    for A, J, truth in cases:
+        K = np.block([[A, J.T], [J, np.zeros((MC, MC))]])
+        for wanted in (False, True):
+            R = factor(jnp.asarray(A), jnp.asarray(J), wanted)
+            assert bool(R.inertia) == truth and float(R.lu.min_pivot) > 1e-30
+            factored = truth or wanted
+            assert bool(jnp.all(jnp.isfinite(R.lu.main.band))) == factored
+            if factored:
+                x = solved(jnp.asarray(A), jnp.asarray(J), wanted)
+                np.testing.assert_allclose(x, np.linalg.solve(K, b), rtol=1e-9, atol=1e-12)
+    A = jnp.asarray(np.stack([c[0] for c in cases]))
+    J = jnp.asarray(np.stack([c[1] for c in cases]))
+    X = jax.jit(jax.vmap(lambda a, j: newton._reduced_solve(_factor(s, a, j), jnp.asarray(b))))(A, J)
+    assert not np.any(np.isfinite(np.asarray(X[0])))
+    K = np.block([[cases[1][0], cases[1][1].T], [cases[1][1], np.zeros((MC, MC))]])
+    np.testing.assert_allclose(X[1], np.linalg.solve(K, b), rtol=1e-9, atol=1e-12)
