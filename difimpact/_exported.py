@@ -39,10 +39,14 @@ _LIBRARIES = ("equinox", "lineax", "optimistix", "diffrax", "numpy", "jaxlib")
 _TRUSTED = frozenset(("difimpact", "jax", "builtins", *_LIBRARIES))
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 _FORMAT = 1  # the layout of a stored file
-# XLA's options for an entry point's program called from Python (:func:`difimpact._check.program`): on a CPU, loop
-# fusions through XLA's elemental emitter rather than its MLIR fusion emitters, a third less compile time for the same
-# run time (docs/performance.md); ignored on other devices, and where the call is inside a caller's own `jit`.
+# XLA's options for a program called from Python (an entry point's, :func:`difimpact._check.program`, and a gait
+# solve's): on a CPU, loop fusions through XLA's elemental emitter rather than its MLIR fusion emitters, less compile
+# time for the same or a shorter run (docs/performance.md); ignored on other devices, and where the call is inside a
+# caller's own `jit`. A multi-phase gait's solve also at LLVM's default optimisation whatever a process's flags ask
+# (the test suite asks for level 0, a short compile): at level 0 the seven-link human's solve costs several times its
+# optimised run, more than the compile saves.
 PROGRAM_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+OPTIMISED_PROGRAM_OPTIONS = {**PROGRAM_OPTIONS, "xla_backend_optimization_level": 2}
 
 
 class _Unstorable(Exception):

@@ -7,11 +7,10 @@ import numpy as np
 
 from .._check import checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
-from .._exported import stored
+from .._exported import OPTIMISED_PROGRAM_OPTIONS, stored
 from .._impact.kkt import ImpactSolution
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed
-from .._nlp.program_options import OPTIMISED_SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import solve_nlp_prechecked
 from .._validation import as_float, flag, positive
 from .contact import ContactGait
@@ -75,7 +74,7 @@ def _constraints(z, p):
     return p.constraints(z)
 
 
-@stored("multiphase_gait", OPTIMISED_SOLVE_PROGRAM_OPTIONS)
+@stored("multiphase_gait", OPTIMISED_PROGRAM_OPTIONS)
 @eqx.filter_jit
 def solve_problem(problem: MultiPhaseProblem, z0, options: NLPOptions, finish=None):
     """The transcribed problem solved from `z0` (checked before the program), `finish(problem, solution)` its

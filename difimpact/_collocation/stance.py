@@ -26,10 +26,9 @@ import numpy as np
 
 from .._check import checks_as_nan
 from .._custom_types import Array, Float, Scalar
-from .._exported import stored
+from .._exported import PROGRAM_OPTIONS, stored
 from .._nlp import NLPOptions, NLPSolution
 from .._nlp.outcome import raise_if_failed
-from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._nlp.sparsity import Sparsity
 from .._validation import as_float, flag
@@ -321,7 +320,7 @@ def bounds(problem: StanceProblem, z0):
     return problem_bounds(problem, z0)
 
 
-@stored("stance_gait", SOLVE_PROGRAM_OPTIONS)
+@stored("stance_gait", PROGRAM_OPTIONS)
 @eqx.filter_jit
 def solve_stance(problem: StanceProblem, z0, bounds, options: NLPOptions) -> PhasedGait:
     """The transcribed step solved from `z0` within `bounds` (:func:`bounds`), both checked before it: one

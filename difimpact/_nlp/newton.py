@@ -161,10 +161,11 @@ def factor(W: AbstractMatrix, Jc: AbstractMatrix, Jd: AbstractMatrix, sigma_x, s
     a = assembly.a_values(W, Jd, E, diagonal)
     storage = assembly.storage(a, Jc.values, -delta_c)
     lu = functools.partial(bordered.factor, assembly.structure)
-    if not test_inertia:
-        return Reduced(lu(storage), Jd, E, D, jnp.asarray(True), W, Jc, diagonal, jnp.asarray(delta_c), assembly)
-    ok = inertia.band(assembly, a, Jc, W)
-    factors = jax.lax.cond(ok | wanted, lu, functools.partial(_unfactored, lu), storage)
+    if test_inertia:
+        ok = inertia.band(assembly, a, Jc, W)
+        factors = jax.lax.cond(ok | wanted, lu, functools.partial(_unfactored, lu), storage)
+    else:
+        ok, factors = jnp.asarray(True), lu(storage)
     return Reduced(factors, Jd, E, D, ok, W, Jc, diagonal, jnp.asarray(delta_c), assembly)
 
 

@@ -8,10 +8,9 @@ import numpy as np
 
 from .._check import _is_concrete, checks_as_nan
 from .._custom_types import Array, Float, Int, Scalar
-from .._exported import stored
+from .._exported import PROGRAM_OPTIONS, stored
 from .._nlp import NLPOptions, NLPResults, NLPSolution
 from .._nlp.outcome import raise_if_failed as raise_if_failed
-from .._nlp.program_options import SOLVE_PROGRAM_OPTIONS
 from .._nlp.solve import problem_bounds, solve_nlp_prechecked
 from .._tree.topology import ancestry
 from .._validation import as_float, flag, instance, ordered, positive
@@ -301,7 +300,7 @@ def _bounds(problem: GaitProblem, z0):
     return problem_bounds(stance.from_gait_problem(problem), z0)
 
 
-@stored("optimal_gait", SOLVE_PROGRAM_OPTIONS)
+@stored("optimal_gait", PROGRAM_OPTIONS)
 @eqx.filter_jit
 def _solve(problem: GaitProblem, z0, bounds, options: NLPOptions) -> OptimalGait:
     """The problem transcribed as a step in single support (:mod:`difimpact._collocation.stance`) and solved (one
