@@ -142,18 +142,21 @@ def test_dense_lu_against_numpy_under_vmap():
     np.testing.assert_allclose(x, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-9, atol=1e-11)
 
 
-def test_banded_lu_against_numpy_under_vmap():
+@pytest.mark.parametrize("block", [1, 4])
+def test_banded_lu_against_numpy_under_vmap(block):
+    """By columns and by blocks of 4 (several blocks, the last padded), under ``vmap`` (pivots differ by member)."""
     rng = np.random.default_rng(1)
     n = 60
     a = np.stack([_pivoting_matrix(rng, n, band=3) for _ in range(3)])
     s = banded.BandedStructure.of(a[0] != 0)
     assert s.lower + s.upper < n / 2  # the ordering folds the periodic chain into a band
     b = rng.standard_normal((3, n))
-    x = jax.jit(jax.vmap(lambda a, b: banded.solve(s, banded.factor(s, banded.to_band(s, a)), b)))(a, b)
+    x = jax.jit(jax.vmap(lambda a, b: banded.solve(s, banded.factor(s, banded.to_band(s, a), block=block), b)))(a, b)
     np.testing.assert_allclose(x, np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-9, atol=1e-11)
 
 
-def test_banded_lu_of_an_unsymmetric_band_against_numpy():
+@pytest.mark.parametrize("block", [1, 3, 8])
+def test_banded_lu_of_an_unsymmetric_band_against_numpy(block):
     """More sub- than super-diagonals, pivoting throughout (small diagonal): the window of the elimination moves
     down the band with its fill-in; and without pivoting (the inertia's elimination) on a diagonally dominant
     matrix, the pivots are those of NumPy's ``LU`` without exchanges, ``det`` of the leading blocks' ratios."""
@@ -164,14 +167,32 @@ def test_banded_lu_of_an_unsymmetric_band_against_numpy():
     a[np.diag_indices(n)] *= 1e-3
     s = banded.BandedStructure.of(a != 0)
     b = rng.standard_normal(n)
-    f = banded.factor(s, banded.to_band(s, jnp.asarray(a)))
+    f = banded.factor(s, banded.to_band(s, jnp.asarray(a)), block=block)
     np.testing.assert_allclose(banded.solve(s, f, b), np.linalg.solve(a, b), rtol=1e-9, atol=1e-11)
     dominant = a + np.diag(np.full(n, 20.0))
     perm = np.asarray(s.perm)
     p = dominant[np.ix_(perm, perm)]
     minors = np.array([np.linalg.det(p[:k, :k]) for k in range(1, n + 1)])
-    pivots = banded.factor(s, banded.to_band(s, jnp.asarray(dominant)), pivoting=False).band[:, s.lower]
+    pivots = banded.factor(s, banded.to_band(s, jnp.asarray(dominant)), pivoting=False, block=block).band[:, s.lower]
     np.testing.assert_allclose(pivots, minors / np.concatenate([[1.0], minors[:-1]]), rtol=1e-9)
+
+
+def test_banded_lu_by_blocks_is_the_same_factorisation():
+    """From ``k_l = BLOCKED_MIN`` on the default is by blocks: the same pivots and storage as by columns (to
+    rounding), and the solve against NumPy's; a bad `block` named."""
+    rng = np.random.default_rng(3)
+    n, k = 150, banded.BLOCKED_MIN
+    i, j = np.indices((n, n))
+    a = np.where(np.abs(i - j) <= k, rng.standard_normal((n, n)), 0.0)
+    s = banded.BandedStructure(tuple(range(n)), k, k)
+    by_blocks, by_columns = (jax.jit(lambda a, block=block: banded.factor(s, banded.to_band(s, a), block=block))(a)
+                             for block in (None, 1))
+    np.testing.assert_array_equal(by_blocks.pivots, by_columns.pivots)
+    np.testing.assert_allclose(by_blocks.band, by_columns.band, rtol=0, atol=1e-10 * np.abs(by_columns.band).max())
+    b = rng.standard_normal(n)
+    np.testing.assert_allclose(banded.solve(s, by_blocks, b), np.linalg.solve(a, b), rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="`block`"):
+        banded.factor(s, banded.to_band(s, a), block=0)
 
 
 def test_sparsity_rejects_a_bad_colouring():

@@ -5,7 +5,8 @@ last, through the periodicity): ordered by reverse Cuthill–McKee (George & Liu
 Sparse Positive Definite Systems*, 1981, §4.3) it is banded, with ``k_l`` sub- and ``k_u`` super-diagonals, and
 Gaussian elimination with partial pivoting keeps ``L`` within ``k_l`` and ``U`` within ``k_l + k_u`` diagonals
 (LAPACK ``dgbtf2``; Golub & Van Loan, *Matrix Computations*, 4th ed., §4.3.5). Each step of a ``scan``
-works on a ``(k_l + 1) × (k_l + k_u + 1)`` window, so a factorisation costs ``O(n k_l (k_l + k_u))`` and memory
+works on a window of the band, one column at a time or, for a wide band, a block of columns whose update of the
+rest is one matrix product (LAPACK ``dgbtrf``): a factorisation costs ``O(n k_l (k_l + k_u))`` and memory
 ``O(n (2k_l + k_u))`` instead of the dense $O(n^3)$ and $O(n^2)$: fine meshes stay affordable.
 
 Row ``i`` of the storage ``B`` holds ``A[i, i - k_l : i + k_l + k_u + 1]``; the multipliers of step ``j`` stay
@@ -113,18 +114,42 @@ def _window(s: BandedStructure, band: Float[Array, "n w"]) -> Float[Array, "kl+1
     return jnp.pad(band, ((0, s.lower + 1), (0, 0)))[r, cols]  # rows past n (a matrix smaller than the window): 0
 
 
-def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True) -> BandedLU:
-    """Gaussian elimination with partial pivoting on the band storage; without pivoting where `pivoting` is
-    false (the pivots' signs are then the inertia of a symmetric matrix).
+BLOCK = 16  # columns per step of the blocked elimination
+BLOCKED_MIN = 64  # k_l from which the blocked elimination is the faster (benchmarks/RESULTS.md, table 13)
 
-    A ``scan`` over the columns carries the ``(k_l + 1) × (k_l + k_u + 1)`` window ``W[r, t] = A[j + r, j + t]``
-    of step ``j``: the pivot row exchanged to the top, the rows below eliminated, the window moved one down and
-    to the right (row ``j + k_l + 1`` enters, as stored: no earlier step touched it, and no entry of the new
-    column above it is nonzero). Each step emits its row of ``U`` and its multipliers, placed in the storage
-    ``B`` after the loop; the work per step is the window's, not the whole storage's."""
+
+def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True, block: int | None = None) -> BandedLU:
+    """Gaussian elimination with partial pivoting on the band storage; without pivoting where `pivoting` is
+    false (the pivots' signs are then the inertia of a symmetric matrix). `block` columns per step
+    (:func:`_blocked`; 1: :func:`_by_rows`); by default ``BLOCK`` from ``k_l ≥ BLOCKED_MIN`` on, else 1. Both give
+    the same factors (to rounding) in the same storage."""
+    if block is None:
+        block = BLOCK if s.lower >= BLOCKED_MIN else 1
+    if not isinstance(block, int) or block < 1:
+        raise ValueError(f"`block` must be a positive int, got {block!r}.")
+    n, kl = band.shape[0], s.lower
+    if block == 1:
+        U, L, piv = _by_rows(s, band, pivoting)
+    else:
+        U, L, piv = _blocked(s, band, pivoting, block)
+    # B[i, k_l − q] = the multiplier of row i at step i − q (q = 1…k_l)
+    i, q = np.arange(n)[:, None], np.arange(kl, 0, -1)[None, :]
+    lower = jnp.where(i - q >= 0, L[np.clip(i - q, 0, n - 1), q - 1], 0.0)
+    B = jnp.concatenate([lower, U], axis=1)
+    diag = jnp.abs(B[:, kl])
+    scale = jnp.max(jnp.abs(band))
+    min_pivot = jnp.where(scale > 0, jnp.min(diag) / jnp.where(scale > 0, scale, 1.0), 0.0)
+    return BandedLU(B, piv, min_pivot)
+
+
+def _by_rows(s: BandedStructure, band, pivoting):
+    """``(U, L, pivots)``, one column per step (LAPACK ``dgbtf2``): a ``scan`` over the columns carries the
+    ``(k_l + 1) × (k_l + k_u + 1)`` window ``W[r, t] = A[j + r, j + t]`` of step ``j``: the pivot row exchanged to
+    the top, the rows below eliminated, the window moved one down and to the right (row ``j + k_l + 1`` enters, as
+    stored: no earlier step touched it, and no entry of the new column above it is nonzero). Each step emits its
+    row of ``U`` and its multipliers; the work per step is the window's, not the whole storage's."""
     n, kl, ku = band.shape[0], s.lower, s.upper
     m = kl + ku + 1
-    scale = jnp.max(jnp.abs(band))
     tiny = jnp.finfo(band.dtype).tiny
     entering = jnp.pad(band[:, :m], ((0, kl + 1), (0, 0)))[kl + 1:kl + 1 + n]  # W[k_l] of step j + 1
     r = np.arange(kl + 1)
@@ -139,13 +164,71 @@ def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True)
         return jnp.concatenate([jnp.pad(below, ((0, 0), (0, 1))), new[None]]), (W[0], l, p)
 
     _, (U, L, piv) = jax.lax.scan(step, _window(s, band), (jnp.arange(n), entering))
-    # B[i, k_l − q] = the multiplier of row i at step i − q (q = 1…k_l)
-    i, q = np.arange(n)[:, None], np.arange(kl, 0, -1)[None, :]
-    lower = jnp.where(i - q >= 0, L[np.clip(i - q, 0, n - 1), q - 1], 0.0)
-    B = jnp.concatenate([lower, U], axis=1)
-    diag = jnp.abs(B[:, kl])
-    min_pivot = jnp.where(scale > 0, jnp.min(diag) / jnp.where(scale > 0, scale, 1.0), 0.0)
-    return BandedLU(B, piv, min_pivot)
+    return U, L, piv
+
+
+def _blocked(s: BandedStructure, band, pivoting, b):
+    r"""``(U, L, pivots)`` of the same elimination, ``b`` columns per step (LAPACK ``dgbtrf``; Golub & Van Loan,
+    §3.4.8 and §4.3.5): a ``scan`` over blocks of columns carries the ``(k_l + b) × (k_l + k_u + b)`` window of
+    block ``J``; its first ``b`` columns (the panel) are eliminated column by column with partial pivoting, the
+    panel's row exchanges applied to the rest at once, then
+
+    $$U_{12} = L_{11}^{-1} T_1, \qquad T_2 \leftarrow T_2 - L_{21} U_{12}$$
+
+    (``L₁₁`` unit lower triangular ``b × b``, ``L₂₁`` the panel's ``k_l`` rows below it, ``T`` the window's other
+    columns): most of the work is one matrix product per block instead of ``b`` rank-one updates. Each column's
+    multipliers are emitted as they are computed (the panel's later exchanges do not move them: the storage of
+    :func:`_by_rows`). The matrix is padded to a multiple of ``b`` with rows and columns of the identity.
+    ``O(n k_l (k_l + k_u))`` work, as by rows."""
+    n, kl, ku = band.shape[0], s.lower, s.upper
+    m, R, M = kl + ku + 1, kl + b, kl + ku + b
+    blocks = -(-n // b)
+    size = blocks * b
+    tiny = jnp.finfo(band.dtype).tiny
+    padded = jnp.zeros((size + kl, band.shape[1]), band.dtype).at[:n].set(band).at[np.arange(n, size), kl].set(1.0)
+
+    def placed(i, first):  # A[i, first : first + M] from the row storage, A[i, c] = B[i, c − i + k_l]
+        t = np.arange(M) + first - i[..., None] + kl
+        return jnp.where((t >= 0) & (t <= kl + ku), padded[i[..., None], np.clip(t, 0, kl + ku)], 0.0)
+
+    J = np.arange(1, blocks)[:, None]  # rows J b + k_l … enter the window of block J, placed from column J b
+    entering = placed(J * b + kl + np.arange(b), J[..., None] * b)
+    entering = jnp.concatenate([entering, jnp.zeros((1, b, M), band.dtype)])  # the last block: none
+    r, c = np.arange(R), np.arange(b)
+    strictly_lower = c[:, None] > c[None, :]
+
+    def column(k, carry):
+        P, order, L, piv, first = carry
+        if pivoting:
+            col = jax.lax.dynamic_index_in_dim(P, k, axis=1, keepdims=False)
+            p = jnp.argmax(jnp.where((r >= k) & (first + r < size), jnp.abs(col), -1.0))
+            P, order = swap_rows(P, k, p), swap_rows(order, k, p)
+        else:
+            p = k
+        row = jax.lax.dynamic_index_in_dim(P, k, axis=0, keepdims=False)
+        pivot = jax.lax.dynamic_index_in_dim(row, k, keepdims=False)
+        l = jnp.where(r > k, jax.lax.dynamic_index_in_dim(P, k, axis=1, keepdims=False), 0.0)
+        l = l / jnp.where(pivot == 0, tiny, pivot)
+        P = P - l[:, None] * jnp.where(c > k, row, 0.0)[None, :]
+        P = jnp.where((c == k)[None, :] & (r > k)[:, None], l[:, None], P)  # L̃'s column: exchanged with later rows
+        return P, order, L.at[k].set(l), piv.at[k].set(p - k), first
+
+    def step(W, xs):
+        j, new = xs
+        start = (W[:, :b], jnp.arange(R), jnp.zeros((b, R), W.dtype), jnp.zeros(b, int), j * b)
+        P, order, L, piv, _ = jax.lax.fori_loop(0, b, column, start)
+        T = jnp.take(W[:, b:], order, axis=0) if pivoting else W[:, b:]
+        L11 = jnp.where(strictly_lower, P[:b], 0.0)
+        inverse = jax.lax.fori_loop(  # L₁₁⁻¹ by forward substitution on the identity
+            0, b, lambda k, X: X - jnp.where(c > k, L11[:, k], 0.0)[:, None] * X[k][None, :], jnp.eye(b, dtype=W.dtype))
+        U12 = inverse @ T[:b]
+        T2 = T[b:] - P[b:] @ U12
+        U = jnp.concatenate([jnp.where(strictly_lower, 0.0, P[:b]), U12], axis=1)
+        emitted = (U[c[:, None], c[:, None] + np.arange(m)], L[c[:, None], c[:, None] + 1 + np.arange(kl)], piv)
+        return jnp.concatenate([jnp.pad(T2, ((0, 0), (0, b))), new]), emitted
+
+    _, (U, L, piv) = jax.lax.scan(step, placed(np.arange(R), 0), (jnp.arange(blocks), entering))
+    return U.reshape(size, m)[:n], L.reshape(size, kl)[:n], piv.reshape(size)[:n]
 
 
 def solve(s: BandedStructure, f: BandedLU, b: Float[Array, " n"]) -> Float[Array, " n"]:
