@@ -12,16 +12,15 @@ profile in ``s`` whatever the duration. The integrator is a callable ``integrate
 
 import functools
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optimistix as optx
 import scipy.linalg
 
 from .._check import checks_as_nan
 from . import phases as ph
+from .integration import WIDTH, PhaseRate, SegmentRates, diffrax_integrate  # noqa: F401 - the last re-exported
 from .phases import PHASES, N
 
 LANDING = 1  # the phase at whose end the stance foot lands flat (``MH_R`` at rest on the ground)
@@ -38,31 +37,6 @@ def _checks_as_nan(fn):
             return fn(*args, **kwargs)
 
     return wrapped
-
-
-def torque(method: str, u, s, edges):
-    """The collocation's torque at phase time ``s ∈ [0, 1]`` on segments with boundaries `edges` (``n + 1``
-    numbers from 0 to 1): quadratic per Hermite–Simpson segment, linear per trapezoid segment (Kelly 2017,
-    eqs. 3.9, 4.10)."""
-    n = edges.shape[0] - 1
-    k = jnp.clip(jnp.searchsorted(edges, s, side="right") - 1, 0, n - 1)
-    r = (s - edges[k]) / (edges[k + 1] - edges[k])
-    if method == "hermite-simpson":
-        return 2 * (r - 0.5) * (r - 1) * u[2 * k] - 4 * r * (r - 1) * u[2 * k + 1] + 2 * r * (r - 0.5) * u[2 * k + 2]
-    return u[k] + r * (u[k + 1] - u[k])
-
-
-def _rhs(human, active, method, u, edges):
-    """``dY/ds`` of ``Y = (q, q̇, W_u, W_λ, τ)``."""
-
-    def rhs(s, y):
-        q, qd, tau = y[:N], y[N:2 * N], y[-1]
-        uu = torque(method, u, s, edges)
-        qdd, lam, _ = ph.dynamics(human, active, q, qd, uu)
-        A = jnp.concatenate([human.contact_jacobian(q, p) for p in ph.FEET]) * active[:, None]
-        return tau * jnp.concatenate([qd, qdd, jnp.stack([uu @ qd[3:], lam @ (A @ qd)]), jnp.zeros(1, y.dtype)])
-
-    return rhs
 
 
 @eqx.filter_jit
@@ -87,13 +61,6 @@ def _strike(human, Y):
     return jax.vmap(one)(Y)
 
 
-def _batched(rhs):
-    def f(s, y):
-        Y = y.reshape(-1, 2 * N + 3)
-        return jax.vmap(rhs, in_axes=(None, 0))(s, Y).reshape(-1)
-    return f
-
-
 class _Step:
     """The gait's step as a map of its start state and phase durations, for a batch of them (the right-hand
     sides built once, so an integrator that compiles them does so once per batch size)."""
@@ -104,8 +71,8 @@ class _Step:
         o = p.offsets
         u = np.asarray(gait.u)
         edges = [jnp.asarray(np.concatenate([[0.0], np.cumsum(p.widths(k))[:-1], [1.0]])) for k in range(len(PHASES))]
-        self.rhs = [_batched(_rhs(p.model, jnp.asarray(ph.mask(phase), float), p.method,
-                                  jnp.asarray(u[o[k]:o[k + 1]]), edges[k])) for k, phase in enumerate(PHASES)]
+        self.rhs = [PhaseRate(p.model, jnp.asarray(ph.mask(phase), float), jnp.asarray(u[o[k]:o[k + 1]]), edges[k],
+                              p.method) for k, phase in enumerate(PHASES)]
 
     def __call__(self, starts, durations):
         """`starts` ``(b, 18)``, `durations` ``(b, 4)``: ``(Y (b, 21) before the strike, post-impact relabelled
@@ -148,11 +115,6 @@ def _replay(step, gait, start, durations):
 FREE = (0, 1, 3)  # the durations :func:`close` adjusts: double support, heel rocker, forefoot rocker
 
 
-def _quadratic(c, r):
-    """The quadratic through ``c[0], c[1], c[2]`` at ``r = 0, ½, 1`` (Kelly 2017, eq. 4.10)."""
-    return 2 * (r - 0.5) * (r - 1) * c[0] - 4 * r * (r - 1) * c[1] + 2 * r * (r - 0.5) * c[2]
-
-
 class _Segments:
     """Every collocation segment of the gait as its own initial-value problem in local time ``σ ∈ [0, 1]``
     (``d/dσ = τ_p h_j d/dt`` for a segment of width ``h_j`` in phase time), integrated together with its sensitivity
@@ -170,26 +132,10 @@ class _Segments:
                 scale.append(h[j])
                 self.phase.append(k)
         self.phase = np.asarray(self.phase)
-        human, data = p.model, (jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
+        self.rhs = SegmentRates(p.model, jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
                                 jnp.asarray(scale))
         self.starts = np.asarray([o[k] + (2 if hs else 1) * j for k, n in enumerate(p.segments) for j in range(n)])
-        W = 2 * N + 3
-
-        def one(sigma, Y, active, c, h):
-            def f(y):
-                q, qd, uu = y[:N], y[N:2 * N], _quadratic(c, sigma)
-                qdd, lam, _ = ph.dynamics(human, active, q, qd, uu)
-                A = jnp.concatenate([human.contact_jacobian(q, pt) for pt in ph.FEET]) * active[:, None]
-                rate = jnp.concatenate([qd, qdd, jnp.stack([uu @ qd[3:], lam @ (A @ qd)]), jnp.zeros(1, y.dtype)])
-                return h * y[-1] * rate
-            fy, lin = jax.linearize(f, Y[:W])
-            dPhi = jax.vmap(lin, in_axes=1, out_axes=1)(Y[W:].reshape(W, W))
-            return jnp.concatenate([fy, dPhi.reshape(-1)])
-
-        def rhs(sigma, y):
-            return jax.vmap(one, in_axes=(None, 0, 0, 0, 0))(sigma, y.reshape(len(scale), -1), *data).reshape(-1)
-
-        self.rhs, self.width = rhs, W
+        self.width = WIDTH
 
     def __call__(self, integrate, X, tau):
         """`X` ``(J, 18)`` segment starts, `tau` ``(J,)`` their phases' durations: ``(Y (J, 21), Φ (J, 21, 21))``
@@ -326,19 +272,3 @@ def close(gait, integrate, iterations: int = 20, tol: float = 1e-10, max_step: f
                 corrections=(float(np.max(diff)), float(np.max(np.abs(d - d0)))),
                 position_distance=float(np.max(diff[:, :N])), rate_distance=float(np.max(diff[:, N:])))
     return X[0], d, info
-
-
-_TERM = diffrax.ODETerm(lambda t, y, rhs: rhs(t, y))  # one term: a program per right-hand side, not per call
-
-
-def diffrax_integrate(rhs, span, y0, rtol=1e-12, atol=1e-12, max_steps=20000):
-    """``y(s1)`` by diffrax's Dopri8 with an adaptive step, its error controlled in the max-norm (every component
-    within ``atol + rtol |y|``: the root-mean-square over a batch of segments with their sensitivities would let
-    single components err a hundredfold more, and the unstable double support amplifies such an error about 10³
-    over a step); non-finite values if it needs more than `max_steps` steps or fails otherwise (the signal
-    :func:`close` reads)."""
-    controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmin=None, norm=optx.max_norm)
-    sol = diffrax.diffeqsolve(_TERM, diffrax.Dopri8(), span[0], span[1], None, jnp.asarray(y0), args=rhs,
-                              stepsize_controller=controller, max_steps=max_steps, throw=False)
-    ok = bool(sol.result == diffrax.RESULTS.successful)
-    return np.asarray(sol.ys[-1]) if ok else np.full(np.shape(y0), np.nan)
