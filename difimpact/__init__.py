@@ -146,8 +146,9 @@ from ._io import (
     to_urdf as to_urdf,
 )
 
-# Compilation: the entry points' programs kept on disk between processes.
+# Compilation: the entry points' programs kept on disk between processes, and one's own programs made keepable.
 from ._cache import use_compilation_cache as use_compilation_cache
+from ._check import checks_as_nan as checks_as_nan
 
 # Results: what the entry points return — solutions, and the enumerations of their outcomes (`*Results`).
 from ._results import RESULTS as RESULTS

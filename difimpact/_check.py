@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._custom_types import Array, Bool, Int
-from ._exported import PROGRAM_OPTIONS, stored
+from ._exported import PROGRAM_OPTIONS, inside_a_trace, stored
 
 _MODE = threading.local()
 
@@ -84,8 +84,24 @@ def _as_nan() -> bool:
 
 @contextlib.contextmanager
 def checks_as_nan():
-    """Trace the body with every run-time check made NaN where it fails (no host callback): for a program whose
-    result reports non-finite values (a solve) and is raised after it."""
+    """Trace the library's run-time checks inside the body as NaN where they fail, instead of raising.
+
+    Inside a function you compile with `jax.jit`, an entry point's checks (a point above the ground, a contact
+    separating, a walker falling back) are ``equinox.error_if``: host callbacks, which raise, but which keep JAX's
+    persistent compilation cache (:func:`~difimpact.use_compilation_cache`) from storing your program, so that every
+    new process compiles it again. Traced inside this context, a check that fails makes the values it guards NaN,
+    and what is computed from them: the program holds no host callback and the cache keeps it. Nothing raises then:
+    test the solution's ``result`` (not ``successful`` wherever a check failed) or the values for NaN yourself, as
+    a quantity the failed check does not reach may keep a number (the impulse of a point above the ground is
+    zero). Calls from Python with concrete arguments are not affected (they raise, as always).
+
+    ```python
+    def rates(q, qdot):
+        with di.checks_as_nan():  # inside the traced function
+            return di.frictional_impact(walker, q, qdot, "Q", friction=di.Coulomb(0.75)).qdot_plus
+    jax.jit(rates)(q, qdot)  # NaN where the tip is above the ground, instead of an error
+    ```
+    """
     before = getattr(_MODE, "as_nan", False)
     _MODE.as_nan = True
     try:
@@ -188,9 +204,10 @@ def program(fn: Callable, normalise: Callable[..., tuple[tuple, dict]] | None = 
     def edge(*args, **kwargs):
         if normalise is not None:
             args, kwargs = normalise(*args, **kwargs)
-        if _as_nan():  # inside another entry point's function: part of its program, its checks as its own
-            return fn(*args, **kwargs)
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs))):
+        traced_args = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves((args, kwargs)))
+        if _as_nan() and (traced_args or inside_a_trace()):  # inside a function being traced with its checks as
+            return fn(*args, **kwargs)  # NaN (another entry point's, or a caller's in checks_as_nan): part of it
+        if traced_args:
             return traced(*args, **kwargs)
         out, failures = kept(*args, **kwargs)
         return failures.raise_first(out)

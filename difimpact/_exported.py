@@ -273,7 +273,7 @@ def _fresh(fn: Callable, static, dyn_def, arrays: list, path: pathlib.Path, text
     return program
 
 
-def _inside_a_trace() -> bool:
+def inside_a_trace() -> bool:
     """Whether this call is traced into a caller's program (its `jit` around a call of constants), where XLA's
     options are refused: JAX stages every operation there, one of a constant too (a tracer), where at the top
     level ``stop_gradient`` of a Python number returns a number without dispatching anything (microseconds)."""
@@ -287,7 +287,7 @@ def _call(fn: Callable, top: Callable, name: str, args: tuple, kwargs: dict, opt
     that cannot be exported is the plain call from then on, in this process and (recorded in its file) the next."""
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     arrays, dyn_def = jax.tree.flatten(dynamic)
-    if any(isinstance(a, jax.core.Tracer) for a in arrays) or (options and _inside_a_trace()):
+    if any(isinstance(a, jax.core.Tracer) for a in arrays) or (options and inside_a_trace()):
         return fn(*args, **kwargs)
     if _folder is None or jax.config.jax_disable_jit:
         return top(*args, **kwargs)

@@ -79,6 +79,25 @@ def test_check_at_top_level_raises_after_the_program():
         jax.block_until_ready(jax.jit(lambda: di.impact(CW, Q_AIR, QDOT, stick=("Q",)).qdot_plus)())
 
 
+def test_checks_as_nan_makes_a_users_program_keepable():
+    """`difimpact.checks_as_nan` around the traced body of a user's `jit`: no host callback in the program (the
+    cache can keep it), NaN where the check fails, the same values where it passes; without it the check raises
+    there; a call from Python with concrete arguments inside the context still raises."""
+    def qdot_plus(q, nan=True):
+        if not nan:
+            return di.impact(CW, q, QDOT, stick=("Q",)).qdot_plus
+        with di.checks_as_nan():
+            return di.impact(CW, q, QDOT, stick=("Q",)).qdot_plus
+
+    program = jax.jit(qdot_plus)
+    assert _callbacks(program.lower(Q).as_text()) == 0
+    assert _callbacks(jax.jit(lambda q: qdot_plus(q, nan=False)).lower(Q).as_text()) > 0
+    np.testing.assert_allclose(program(Q), di.impact(CW, Q, QDOT, stick=("Q",)).qdot_plus, rtol=1e-12, atol=1e-12)
+    assert np.all(np.isnan(program(Q_AIR)))
+    with pytest.raises(eqx.EquinoxRuntimeError, match="contact point 'Q' is not on the ground"), di.checks_as_nan():
+        di.impact(CW, Q_AIR, QDOT, stick=("Q",))
+
+
 def test_failed_result_raised_after_the_program_or_returned():
     """`throw=True`: a failed result (an overflow) raises its entry point's message after the program, at top
     level and inside a caller's `jit`; `throw=False` returns it."""

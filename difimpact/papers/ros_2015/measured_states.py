@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import ImpactResults, SevenLinkHuman, impact
+from difimpact import ImpactResults, SevenLinkHuman, checks_as_nan, impact
 
 from . import measured_data as gait_data
 from .measured_data import PRE_IMPACT
@@ -29,8 +29,9 @@ def _impacts(joints: tuple[str, ...], heel: str, trailing: str):
     the `joints` blocked where the flags ``active`` say (one program for every blocking case)."""
 
     def one(model, q, qdot, active):
-        sol = impact(model, q, qdot, stick=(heel,), blocked=joints, blocked_active=dict(zip(joints, active)),
-                     unilateral=(trailing,), unilateral_tangent="always", throw=False)
+        with checks_as_nan():  # a program JAX's compilation cache keeps (no host callback)
+            sol = impact(model, q, qdot, stick=(heel,), blocked=joints, blocked_active=dict(zip(joints, active)),
+                         unilateral=(trailing,), unilateral_tangent="always", throw=False)
         outcome = jnp.where(sol.result == ImpactResults.successful, jnp.where(sol.lifted_off[0], 1, 0),
                             jnp.where(sol.result == ImpactResults.no_consistent_set, 2, 3))
         return sol.xi, sol.T_minus, outcome
@@ -41,8 +42,9 @@ def _impacts(joints: tuple[str, ...], heel: str, trailing: str):
 @eqx.filter_jit
 def _velocities(model, q, qdot, points: tuple[str, ...]):
     """Velocities [m/s] of the named `points` of `model` in a batch of states ``q, q̇``: ``(states, points, 2)``,
-    one compiled program per model and set of points."""
-    return jax.vmap(lambda a, b: jnp.stack([model.point_velocity(a, b, p) for p in points]))(q, qdot)
+    one compiled program per model and set of points (kept by JAX's compilation cache: the checks as NaN)."""
+    with checks_as_nan():
+        return jax.vmap(lambda a, b: jnp.stack([model.point_velocity(a, b, p) for p in points]))(q, qdot)
 
 
 def _kinematics(model, states, heel, trailing) -> np.ndarray:

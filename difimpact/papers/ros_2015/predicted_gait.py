@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import SevenLinkHuman, impact
+from difimpact import SevenLinkHuman, checks_as_nan, impact
 from difimpact._human_gait import gait as hg
 from difimpact._human_gait import phases as ph
 from difimpact._human_gait.replay import close, diffrax_integrate
@@ -44,8 +44,10 @@ def _blocked_impact():
 
     def one(q, qd, active):  # heel_strikes._impact, with the collocation's drift of the contacts (< 1 mm) tolerated
         rates = {c: 0.0 for c in published.JOINTS}
-        return impact(human, q, qd, stick=("CAL_R",), blocked=rates, blocked_active=dict(zip(published.JOINTS, active)),
-                      unilateral=("MH_L",), unilateral_tangent="always", ground_tol=1e-3, throw=False)
+        with checks_as_nan():  # a program JAX's compilation cache keeps (no host callback)
+            return impact(human, q, qd, stick=("CAL_R",), blocked=rates,
+                          blocked_active=dict(zip(published.JOINTS, active)), unilateral=("MH_L",),
+                          unilateral_tangent="always", ground_tol=1e-3, throw=False)
 
     return jax.jit(one)
 
