@@ -111,6 +111,8 @@ def test_gradients_of_the_optimum_match_re_solved_optima():
         np.testing.assert_allclose(grads[1][k], fd[1], rtol=1e-5, atol=1e-9)  # ξ_I at the optimal heel strike
 
 
+@pytest.mark.slow  # its own batched program (~27 s of compile): CI's second stage keeps the README's 7 minutes
+@pytest.mark.stage2
 def test_batch_flags_failed_members_without_nan():
     solve = jax.jit(jax.vmap(lambda L: di.optimal_gait(_walker(), GUESS, step_length=L, step_time=0.5, segments=4,
                                                        torque_bounds=(-40.0, 40.0), throw=False)))

@@ -233,6 +233,8 @@ SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a process with four host devices compiling the sharded sweep (~14 s): CI's second stage
+@pytest.mark.stage2
 def test_sharded_equals_unsharded_on_four_host_devices():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4",
