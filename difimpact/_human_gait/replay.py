@@ -135,12 +135,11 @@ class _Segments:
         self.rhs = SegmentRates(p.model, jnp.asarray(np.stack(masks), float), jnp.asarray(np.stack(coeffs)),
                                 jnp.asarray(scale))
         self.starts = np.asarray([o[k] + (2 if hs else 1) * j for k, n in enumerate(p.segments) for j in range(n)])
-        self.width = WIDTH
 
     def __call__(self, integrate, X, tau):
         """`X` ``(J, 18)`` segment starts, `tau` ``(J,)`` their phases' durations: ``(Y (J, 21), Φ (J, 21, 21))``
         at their ends (``Y`` with the actuators' and contacts' work over the segment)."""
-        J, W = X.shape[0], self.width
+        J, W = X.shape[0], WIDTH
         Y0 = np.concatenate([X, np.zeros((J, 2)), tau[:, None], np.tile(np.eye(W).reshape(-1), (J, 1))], axis=1)
         Y1 = np.asarray(integrate(self.rhs, (0.0, 1.0), Y0.reshape(-1)), float).reshape(J, -1)
         return Y1[:, :W], Y1[:, W:].reshape(J, W, W)

@@ -115,7 +115,7 @@ def _window(s: BandedStructure, band: Float[Array, "n w"]) -> Float[Array, "kl+1
 
 
 BLOCK = 16  # columns per step of the blocked elimination
-BLOCKED_MIN = 64  # k_l from which the blocked elimination is the faster (benchmarks/RESULTS.md, table 13)
+BLOCKED_MIN = 64  # k_l from which the blocked elimination is the faster (benchmarks/MEASURED_APART.md)
 
 
 def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True, block: int | None = None) -> BandedLU:
