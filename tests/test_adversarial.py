@@ -183,9 +183,11 @@ def _draws(rng, n, size, mass_scale, speed_scale):
 
 def test_frictional_map_at_extreme_scales_and_friction():
     """Mass matrices × 10^±100, velocities × 10^±100, μ from 0 to 1e300: every impact that succeeds balances
-    its works against ΔT (to 1e-9 of T⁻), keeps |P_t| ≤ μ P_n, stops the approach (v_n⁺ = 0 to 1e-9 of |v⁻|),
-    and ends stuck exactly when μ ≥ mu_stick; the others are flagged ``nonfinite``, never NaN in a success."""
-    rng = np.random.default_rng()
+    its works against ΔT (to 1e-9 of T⁻, and the smallest normal number: XLA flushes subnormal ones), keeps
+    |P_t| ≤ μ P_n, stops the approach (v_n⁺ = 0 to 1e-9 of |v⁻|), and ends stuck exactly when μ ≥ mu_stick; the
+    others are flagged ``nonfinite``, never NaN in a success. A fresh draw each run: a failure names its seed."""
+    seed = np.random.SeedSequence().entropy
+    rng = np.random.default_rng(seed)
     n = 256
     mass_scale = 10.0 ** rng.uniform(-100, 100, n)
     speed_scale = 10.0 ** rng.uniform(-100, 100, n)
@@ -195,21 +197,46 @@ def test_frictional_map_at_extreme_scales_and_friction():
     r = _frictional(*(jnp.asarray(v) for v in (M, a_n, a_t, qdot, mu)))
     ok = np.asarray(r.result == di.FrictionalImpactResults.successful)
     failed = ~ok & np.asarray(r.result != di.FrictionalImpactResults.nonfinite)
-    assert not failed.any(), [(i, mass_scale[i], speed_scale[i], mu[i]) for i in np.flatnonzero(failed)]
-    assert ok.mean() > 0.9
+    assert not failed.any(), (seed, [(i, mass_scale[i], speed_scale[i], mu[i]) for i in np.flatnonzero(failed)])
+    assert ok.mean() > 0.9, seed
     t_minus, t_plus = (0.5 * np.einsum("ni,nij,nj->n", v, M, v) for v in (qdot, np.asarray(r.qdot_plus)))
     dT = np.asarray(r.normal_work + r.tangential_work)
-    np.testing.assert_array_less(np.abs(dT - (t_plus - t_minus))[ok], 1e-9 * t_minus[ok])
+    floor = 4 * np.finfo(np.float64).tiny
+    np.testing.assert_array_less(np.abs(dT - (t_plus - t_minus))[ok], (1e-9 * t_minus + floor)[ok], f"seed {seed}")
     pn, pt = np.asarray(r.normal_impulse), np.asarray(r.tangential_impulse)
     with np.errstate(over="ignore"):  # μ P_n may overflow to inf: inside the cone all the same
         assert np.all(pn[ok] >= 0) and np.all(np.abs(pt[ok]) <= mu[ok] * pn[ok] * (1 + 1e-9))
     vn = np.einsum("ij,ij->i", a_n, np.asarray(r.qdot_plus))
     scale = np.linalg.norm(qdot, axis=1) * np.linalg.norm(a_n, axis=1)
-    np.testing.assert_array_less(np.abs(vn)[ok], 1e-9 * scale[ok])
+    np.testing.assert_array_less(np.abs(vn)[ok], 1e-9 * scale[ok], f"seed {seed}")
     stuck = np.isin(r.regime_name, ("stick", "slide-stick"))
     margin = mu - np.asarray(r.mu_stick)
     clear = ok & (np.abs(margin) > 1e-9 * np.maximum(1.0, mu))  # off the boundary, where rounding decides
-    np.testing.assert_array_equal(stuck[clear], (margin >= 0)[clear])
+    np.testing.assert_array_equal(stuck[clear], (margin >= 0)[clear], f"seed {seed}")
+
+
+@pytest.mark.parametrize("mu", [0.4, 1e200])
+def test_frictional_map_keeps_its_digits_near_the_underflow(mu):
+    """Masses × 2⁻³³⁰ and speeds × 2⁻³³⁰ (T⁻ ≈ 10⁻²⁹⁸, impulses ≈ 10⁻¹⁹⁹), with μ = 10²⁰⁰ (slides of impulse
+    ≈ 10⁻¹² P_n): the map is homogeneous (Font-Llagunes et al. 2012, eqs. 17–22 are linear in q̇⁻ and in M), so
+    q̇⁺ scales with the speeds, impulses with both, works with M q̇²; every product along the way stays normal."""
+    rng = np.random.default_rng(3)
+    one = np.ones(8)
+    M, a_n, a_t, qdot = _draws(rng, 8, 3, one, one)
+    m = s = 2.0 ** -330
+    unit = _frictional(*(jnp.asarray(v) for v in (M, a_n, a_t, qdot, mu * one)))
+    tiny = _frictional(*(jnp.asarray(v) for v in (M * m, a_n, a_t, qdot * s, mu * one)))
+    assert np.all(np.asarray(tiny.result == di.FrictionalImpactResults.successful))
+    np.testing.assert_allclose(tiny.qdot_plus / s, unit.qdot_plus, rtol=1e-12, atol=0)
+    for name in ("normal_impulse", "tangential_impulse", "switch_impulse"):
+        np.testing.assert_allclose(getattr(tiny, name) / (m * s), getattr(unit, name), rtol=1e-12, err_msg=name)
+    floor = 4 * np.finfo(np.float64).tiny / (m * s * s)  # a work below the normal range is flushed to zero
+    for name in ("normal_work", "tangential_work"):
+        np.testing.assert_allclose(getattr(tiny, name) / m / s / s, getattr(unit, name), rtol=1e-12, atol=floor,
+                                   err_msg=name)
+    t_minus, t_plus = (0.5 * np.einsum("ni,nij,nj->n", v, M * m, v) for v in (qdot * s, np.asarray(tiny.qdot_plus)))
+    np.testing.assert_allclose(tiny.normal_work + tiny.tangential_work, t_plus - t_minus, rtol=1e-9,
+                               atol=floor * m * s * s)
 
 
 @given(rtol=st.floats(1e-300, 2e-15))

@@ -171,16 +171,50 @@ def frictional_impact_map(
     - `throw`: raise on a failed result (``approach_not_stopped``, ``nonfinite``); otherwise return it in
       `result` (with zero impulses for ``approach_not_stopped``).
 
-    **Returns:** a :class:`FrictionalImpactSolution`.
+    **Returns:** a :class:`FrictionalImpactSolution`. It is solved in units of ``max|M|`` and ``max|q̇⁻|``, so
+    masses and speeds anywhere in the floating-point range keep their digits; only a result below the smallest
+    normal number (``2.2·10⁻³⁰⁸`` in float64: XLA flushes subnormal numbers) is returned as zero.
     """
     return _map(psd_matrix("M", M, definite=True), a_n, a_t, qdot_minus, mu, rest_tol, throw)
 
 
+def _power_of_two(x):
+    """``2^e`` with ``1 ≤ max|x| / 2^e < 2`` (``1`` where ``x`` is zero or not finite), from a stopped gradient:
+    dividing by it is exact, and the map is homogeneous in ``M`` and ``q̇⁻``, so its derivatives are unchanged."""
+    big = jax.lax.stop_gradient(jnp.max(jnp.abs(x)))
+    _, e = jnp.frexp(jnp.where(jnp.isfinite(big) & (big > 0), big, 1.0))
+    return jnp.ldexp(jnp.ones_like(big), e - 1)
+
+
 @full_precision
 def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSolution:
-    """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite."""
+    """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite.
+
+    Solved in units where ``max|M| ≈ 1`` and ``max|q̇⁻| ≈ 1`` (powers of two ``m``, ``s``): the map is homogeneous,
+    ``q̇⁺ ∝ s``, impulses ``∝ m s``, works ``∝ m s²``, so no intermediate product leaves the normal range
+    (XLA flushes subnormal numbers to zero) unless the result itself does.
+    """
     A, qdot_minus, mu = _checked_inputs(M, a_n, a_t, qdot_minus, mu)
     rest_tol = tolerance("rest_tol", rest_tol, below=1e-3, allow_zero=True)
+    m, s = _power_of_two(M), _power_of_two(qdot_minus)
+    unit = _unit_map(M / m, A, qdot_minus / s, mu, rest_tol)
+    qdot_plus, pt, wn, wt = unit.at(unit.normal_impulse)
+    qdot_plus, pn, pt = qdot_plus * s, unit.normal_impulse * m * s, pt * m * s
+    wn, wt = wn * m * s * s, wt * m * s * s  # (W m) s s: no partial product leaves the range the result is in
+    failed = unit.result != FrictionalImpactResults.successful
+    overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
+    result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.nonfinite, unit.result)
+    if flag("throw", throw):
+        qdot_plus = failed_check(qdot_plus, result, FrictionalImpactResults, _NONFINITE)
+    return FrictionalImpactSolution(
+        qdot_plus=qdot_plus, normal_impulse=pn, tangential_impulse=pt, normal_work=wn, tangential_work=wt,
+        regime=unit.regime, switch_impulse=unit.switch_impulse * m * s, mu_c=unit.mu_c, mu_stick=unit.mu_stick,
+        result=result, jacobian=A, qdot_minus=qdot_minus, slopes=unit.slopes / m, tangent_rates=unit.tangent_rates,
+    )
+
+
+def _unit_map(M, A, qdot_minus, mu, rest_tol) -> FrictionalImpactSolution:
+    """The regime, impulses and phases of the impact (its ``q̇⁺``, ``P_t`` and works not yet filled in)."""
     X = solve_spd(M, A.T, "M")  # M⁻¹ Aᵀ, (n, 2)
     w = A @ X
     w_nn, w_tt, w_nt = w[0, 0], w[1, 1], 0.5 * (w[0, 1] + w[1, 0])
@@ -220,24 +254,13 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
         failed, FrictionalImpactResults.approach_not_stopped, FrictionalImpactResults.successful
     )
     pn = jnp.where(failed, 0.0, pn)
-    p_i = jnp.where(two_phase & ~failed, p_switch, pn)
-    regime = _regimes.regime(rest, can_stick, two_phase)
     rates = jnp.stack([tau1, jnp.where(two_phase, tau2, tau1)])
-    slopes = X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :]
-    impact = FrictionalImpactSolution(
-        qdot_plus=qdot_minus, normal_impulse=pn, tangential_impulse=jnp.zeros_like(pn),
-        normal_work=jnp.zeros_like(pn), tangential_work=jnp.zeros_like(pn), regime=regime,
-        switch_impulse=p_i, mu_c=mu_c, mu_stick=mu_stick, result=result, jacobian=A, qdot_minus=qdot_minus,
-        slopes=slopes, tangent_rates=rates,
-    )
-    qdot_plus, pt, wn, wt = impact.at(pn)
-    overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
-    result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.nonfinite, result)
-    if flag("throw", throw):
-        qdot_plus = failed_check(qdot_plus, result, FrictionalImpactResults, _NONFINITE)
-    return eqx.tree_at(
-        lambda r: (r.qdot_plus, r.tangential_impulse, r.normal_work, r.tangential_work, r.result),
-        impact, (qdot_plus, pt, wn, wt, result),
+    zero = jnp.zeros_like(pn)
+    return FrictionalImpactSolution(
+        qdot_plus=qdot_minus, normal_impulse=pn, tangential_impulse=zero, normal_work=zero, tangential_work=zero,
+        regime=_regimes.regime(rest, can_stick, two_phase), switch_impulse=jnp.where(two_phase & ~failed, p_switch, pn),
+        mu_c=mu_c, mu_stick=mu_stick, result=result, jacobian=A, qdot_minus=qdot_minus,
+        slopes=X[:, 0][None, :] + rates[:, None] * X[:, 1][None, :], tangent_rates=rates,
     )
 
 
