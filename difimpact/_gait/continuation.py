@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from .._check import program
 from .._linalg import full_precision
 from .._validation import count, flag, instance, tolerance
 from .._models.walker import AbstractWalker
@@ -74,12 +75,15 @@ def _period(walker, x, period, slots, options) -> _Steps:
     return jax.lax.fori_loop(0, period, step, start)
 
 
-@eqx.filter_jit
+@program
 @full_precision
 def _correct(make_walker, y_pred, normal, period, slots, options, tol, max_steps) -> _Correction:
     r"""Newton's method of :func:`~difimpact.periodic_gait` (:func:`~difimpact._gait.fixed_point.newton`) on the
     augmented system ``F(y) = 0``, ``normalᵀ (y − y_pred) = 0`` from ``y_pred``, stopping at the first failed
-    step. The point returned is Newton's last iterate, so the Jacobian and the data belong to it."""
+    step. The point returned is Newton's last iterate, so the Jacobian and the data belong to it. An entry point's
+    program (:func:`difimpact._check.program`): no host callback, so JAX's persistent cache keeps it; a check that
+    fails inside Newton's loop (a walker of the family out of its range at some ``p``) makes that iterate NaN, and the
+    corrector fails there, ending the branch with its result."""
 
     def residual(y, problem: _Problem):
         x = y[:-1]

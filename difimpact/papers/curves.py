@@ -1,5 +1,5 @@
 """What the experiments read off sampled curves: monotonicity, the size of a gap as a share of what a figure
-plots, and flat CSV rows from columns."""
+plots, flat CSV rows from columns, and the finiteness of what a program with the checks as NaN returned."""
 
 from collections.abc import Mapping, Sequence
 
@@ -34,3 +34,16 @@ def table_rows(columns: Mapping[str, Sequence], keep=None) -> list[Row]:
     n = len(next(iter(arrays.values())))
     chosen = range(n) if keep is None else np.flatnonzero(np.asarray(keep, bool))
     return [{k: (str(v[i]) if v.dtype.kind in "US" else float(v[i])) for k, v in arrays.items()} for i in chosen]
+
+
+def require_finite(what: str, values: Mapping[str, object]) -> None:
+    """Raise ``RuntimeError`` naming `what`, the quantity and the first point where one of `values` (name → array)
+    is NaN or infinite: the papers' programs trace the library's checks as NaN (:func:`difimpact.checks_as_nan`, so
+    that JAX's compilation cache keeps them), and a check that failed shows so."""
+    for name, value in values.items():
+        a = np.asarray(value)
+        bad = np.flatnonzero(~np.isfinite(a)) if a.dtype.kind in "fc" else ()
+        if len(bad):
+            at = np.unravel_index(bad[0], a.shape) if a.ndim else ()
+            raise RuntimeError(f"{what}: {name} is not finite at point {tuple(int(i) for i in at)} of "
+                               f"{a.shape} (a check of the library failed there)")

@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import BipedWithTorso, impact
+from difimpact import BipedWithTorso, checks_as_nan, impact
 
-from ..curves import plotted_range, table_rows
+from ..curves import plotted_range, require_finite, table_rows
 
 M_B = 30.0  # Font & Kövecses 2008, Table 1
 # μ = 0 (massless legs) and μ_T = 0 (massless torso) are the limit μ → 0⁺ (massless="limit"): at exactly zero
@@ -27,6 +27,7 @@ def _heel_strike(model: BipedWithTorso, q4, q5):
 
 
 @jax.jit
+@checks_as_nan()  # the program holds no host callback: JAX's compilation cache keeps it
 def _lower_body(mu, q4):
     """μ = 2m/m_H with m_T = 10 kg and m_B = 30 kg (§4.1); upright torso q5 = q3."""
     m_H = (M_B - 10.0) / (1.0 + mu)
@@ -34,6 +35,7 @@ def _lower_body(mu, q4):
 
 
 @jax.jit
+@checks_as_nan()
 def _upper_body(mu_T, q5):
     """μ_T = m_T/m_H with m = 5 kg and m_B = 30 kg (§4.2), q4 = 30°."""
     m_H = (M_B - 10.0) / (1.0 + mu_T)
@@ -43,7 +45,9 @@ def _upper_body(mu_T, q5):
 def _grid(fn, outer, inner_deg):
     a, b = np.meshgrid(np.asarray(outer, float), np.radians(inner_deg), indexing="ij")
     out = jax.vmap(fn)(jnp.asarray(a.ravel()), jnp.asarray(b.ravel()))
-    return {k: np.asarray(v).reshape(a.shape) for k, v in out.items()}
+    out = {k: np.asarray(v).reshape(a.shape) for k, v in out.items()}
+    require_finite(fn.__name__, out)
+    return out
 
 
 def _rows(key, outer, inner_key, inner_deg, res):

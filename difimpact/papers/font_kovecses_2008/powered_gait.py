@@ -4,15 +4,16 @@ impulsive-only analysis of the same biped."""
 
 import math
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 
-from difimpact import BipedWithTorso, GaitResults, OptimalGait, biped_torso_walker, impact, optimal_gait, work_balance
+from difimpact import (
+    BipedWithTorso, GaitResults, OptimalGait, biped_torso_walker, checks_as_nan, impact, optimal_gait, work_balance,
+)
 
-from ..curves import monotone
+from ..curves import monotone, require_finite
 from ..experiment import Outcome, check_that, experiment
 
 MU_T = (0.5, 1.0, 2.0)
@@ -34,13 +35,13 @@ def biped(mu_T) -> BipedWithTorso:
     return BipedWithTorso(m=LEG_MASS, m_H=m_H, m_T=mu_T * m_H, l=0.8, b=0.4, l_T=0.4, g=9.81)
 
 
-@eqx.filter_jit
 def optimal_step(mu_T, segments: int) -> OptimalGait:
     r"""The step of least ``(1/L)∫(τ_1² + τ_2²) dt`` of :func:`biped` at ``L = 0.5`` m in ``0.5`` s on
     `segments` Hermite–Simpson segments, the feet free to scuff (no clearance) but the swing foot approaching the
     ground at heel strike (without it the straight leg of μ_T = 2 dips through the ground and the step ends as
     its foot comes back up: no collision), and the trailing foot's lift-off reported, not imposed; from Kelly's guess
-    (stance leg back at ``−α``, ``\sin α = L/2l``, upright torso). One compilation per mesh: `mu_T` is traced."""
+    (stance leg back at ``−α``, ``\sin α = L/2l``, upright torso). Called from Python, so that :func:`optimal_gait`'s
+    own program serves it, one per mesh (the masses are its arguments) and kept by the compilation cache."""
     model = biped(mu_T)
     alpha = jnp.arcsin(STEP_LENGTH / (2 * model.l))
     return optimal_gait(biped_torso_walker(model), jnp.stack([-alpha, -2 * alpha, -alpha]),
@@ -50,6 +51,7 @@ def optimal_step(mu_T, segments: int) -> OptimalGait:
 
 @jax.jit
 @jax.vmap
+@checks_as_nan()  # the program holds no host callback: JAX's compilation cache keeps it
 def _impulsive_only(mu_T, q4, q5):
     """ξ_I of Font & Kövecses 2008's heel strike (§4) at ``q4⁻``, ``q5⁻``: ``q3 = q4/2``, no relative leg rotation, the
     torso not rotating, the swing foot sticking and the stance foot released."""
@@ -98,6 +100,7 @@ def biped_torso_powered(quick, progress):
     q4 = jnp.asarray([s["q4"] for s in strikes])
     upright = np.asarray(_impulsive_only(mu, q4, 0.5 * q4))
     leaning = np.asarray(_impulsive_only(mu, q4, jnp.asarray([s["q5"] for s in strikes])))
+    require_finite("Font & Kövecses 2008's impulsive-only heel strike", {"upright": upright, "leaning": leaning})
     checks = _checks(rows, gaits, strikes, upright, leaning, fine, segments)
     table = _table(rows, gaits, strikes, upright, leaning, segments)
     if not quick:  # the exact orbits' balance (a compile of the hybrid Newton): the full run's

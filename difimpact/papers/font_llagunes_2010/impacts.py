@@ -36,13 +36,14 @@ from difimpact import (
     Coulomb,
     CrutchWalker,
     HuntCrossley,
+    checks_as_nan,
     compliant_impact,
     constrained_impact,
     damping_from_restitution,
     hertz_stiffness,
 )
 
-from ..curves import plotted_max, table_rows
+from ..curves import plotted_max, require_finite, table_rows
 from ..experiment import check_that
 from ..font_llagunes_2012.crutch_tip import ELASTOMER_ON_CONCRETE, TIP_RADIUS
 from ..plotting import method_panels
@@ -82,6 +83,7 @@ def _compass_state(R, q3, g=9.81):
 
 
 @jax.jit
+@checks_as_nan()  # the program holds no host callback: JAX's compilation cache keeps it
 def _compass_impulsive(R, q3):
     """Swing foot sticks, stance foot released (Font-Llagunes et al. 2010, eq. 8). The swing foot's pre-impact normal
     velocity vanishes at ``R = l`` (no collision), so the map is called through :func:`constrained_impact` with the
@@ -96,6 +98,7 @@ def _compass_impulsive(R, q3):
 
 
 @jax.jit
+@checks_as_nan()
 def _compass_compliant(R, q3, g):
     """Swing foot and trailing foot compliant (Font-Llagunes et al. 2010, §5.1), the phase ends at the swing foot's end
     of compression; gravity ``g`` during the contact."""
@@ -126,6 +129,7 @@ def _crutch_outputs(model, q, qdot_plus, loss):
 
 
 @jax.jit
+@checks_as_nan()
 def _crutch_impulsive(q3, q4):
     """Tip Q sticks, feet released (Font-Llagunes et al. 2010, eq. 8)."""
     model, q, qdot = _crutch_state(q3, q4)
@@ -135,6 +139,7 @@ def _crutch_impulsive(q3, q4):
 
 
 @jax.jit
+@checks_as_nan()
 def _crutch_compliant(q3, q4, g):
     """Compliant tip (Font-Llagunes et al. 2010, §4), feet free, to the tip's end of compression; gravity ``g`` during
     the contact."""
@@ -151,8 +156,11 @@ def _crutch_compliant(q3, q4, g):
 
 
 def _impulsive_sweep(fn, a, b):
+    """`fn` over the grid ``(a, b)``, one compiled ``vmap``; a failed check (NaN, :func:`_compass_impulsive`) raises."""
     out = jax.jit(jax.vmap(fn))(jnp.asarray(a, float), jnp.asarray(b, float))
-    return {k: np.asarray(v) for k, v in out.items()}
+    out = {k: np.asarray(v) for k, v in out.items()}
+    require_finite(fn.__name__, out)
+    return out
 
 
 def _compliant_sweep(fn, a, b, progress, desc, g=9.81):

@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import CompliantResults, Coulomb, CrutchWalker, compliant_impact, frictional_impact
+from difimpact import CompliantResults, Coulomb, CrutchWalker, checks_as_nan, compliant_impact, frictional_impact
 
+from ..curves import require_finite
 from .crutch_tip import tip_contact
 
 MUS = (0.5, 0.75, 1.0)  # §5
@@ -38,10 +39,12 @@ def _impulsive(mu, q3_deg, q5dot):
     out = jax.tree.map(lambda x: x[:len(mu)], out)
     if not np.all(out.pop("ok")):
         raise RuntimeError("impulsive map: friction could not stop the approach (FrictionalImpactResults)")
+    require_finite("impulsive map", {k: v for k, v in out.items() if k in ("Pn", "Pt", "Wn", "Wt", "vnP", "vtQ")})
     return out
 
 
 @jax.jit
+@checks_as_nan()  # no host callback in the program: JAX's compilation cache keeps it (a failure is NaN, then raised)
 def _impulsive_batch(mu, q3, q5dot):
     def one(mu, q3, q5dot):
         q, qdot = WALKER.pre_impact_state(q3, q5dot)
@@ -55,6 +58,7 @@ def _impulsive_batch(mu, q3, q5dot):
 
 
 @jax.jit
+@checks_as_nan()
 def _compliant(kn_factor, chi_factor, mu, q3, q5dot, t_max):
     """Compliant contact phase of Font-Llagunes et al. 2012 (eqs. 35–38) from the pre-impact state of §5, stopped at its
     end of compression or at ``t_max`` [s] (whichever comes first); ``v_n(P) = q̇2``, ``v_t(Q) = A_t q̇``."""
@@ -77,6 +81,8 @@ def _run_compliant(kn_factor=1.0, chi_factor=1.0, mu=0.75, q3_deg=12.0, q5dot=-0
     out = _compliant(*(jnp.asarray(float(v)) for v in (kn_factor, chi_factor, mu, math.radians(q3_deg), q5dot,
                                                          t_max)))
     out = {k: np.asarray(v) for k, v in out.items()}
+    require_finite(f"compliant solve (μ = {mu}, q3 = {q3_deg}°, q̇5 = {q5dot})",
+                   {k: out[k] for k in ("Pn", "Pt", "Wn", "Wt", "qdot", "qdot_minus")})
     if t_max == T_END and int(out["result"]) != 0:
         raise RuntimeError(f"compliant solve failed (μ = {mu}, q3 = {q3_deg}°, q̇5 = {q5dot}, k_n × {kn_factor}, "
                            f"χ × {chi_factor}): {CompliantResults[int(out['result'])]}")

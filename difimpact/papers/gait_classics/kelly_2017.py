@@ -9,9 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import GaitResults, NLPOptions, NLPResults, kelly_gait, work_balance
+from difimpact import GaitResults, NLPOptions, NLPResults, checks_as_nan, kelly_gait, work_balance
 
 from .._ahead import Ahead
+from ..curves import require_finite
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import panel_grid
 from ..references import Reference
@@ -59,6 +60,7 @@ def converged(gait) -> bool:
 
 
 @jax.jit
+@checks_as_nan()  # the program holds no host callback, so that JAX's compilation cache keeps it
 def closure(gait):
     r"""The gait's closure error: ``x(t)`` integrated from the first grid state ``x_0`` over ``[0, T]`` under the
     interpolated torques ``u(t)`` (:meth:`~difimpact.OptimalGait.state`) by Dopri8 (``rtol = atol = 10⁻¹²``,
@@ -67,7 +69,8 @@ def closure(gait):
     $$e = \max\left(|q^K(R\,θ(T)) - q^K(θ_0)|,\ |\dot q^K(\dot θ^+(T)) - \dot q^K(\dot θ_0)|\right)_\infty,$$
 
     in Kelly's absolute angles ``q^K`` and their rates. Zero for an exact periodic solution of the equations
-    of motion; the collocation's error otherwise."""
+    of motion; the collocation's error otherwise. NaN where the integration fails (its result, not raised inside the
+    program) or a check of the model does."""
     biped, j = gait.problem.biped, gait.theta.shape[1]
     T = gait.t[-1]
 
@@ -78,9 +81,10 @@ def closure(gait):
     knots = gait.t[2:-1:2] if gait.problem.method == HS else gait.t[1:-1]
     controller = diffrax.ClipStepSizeController(diffrax.PIDController(rtol=1e-12, atol=1e-12), jump_ts=knots)
     x0 = jnp.concatenate([gait.theta[0], gait.theta_dot[0]])
-    sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Dopri8(), 0.0, T, T / gait.problem.segments / 4, x0,
-                              stepsize_controller=controller, max_steps=100_000)
-    xT = sol.ys[-1]
+    # dt0 chosen by the controller: diffrax checks a traced one's sign by a host callback
+    sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Dopri8(), 0.0, T, None, x0,
+                              stepsize_controller=controller, max_steps=100_000, throw=False)
+    xT = jnp.where(sol.result == diffrax.RESULTS.successful, sol.ys[-1], jnp.nan)
     rates_plus, _ = biped.heel_strike(xT[:j], xT[j:])
     end, start = kelly_state(gait, biped.relabel(xT[:j]), rates_plus), kelly_state(gait, x0[:j], x0[j:])
     return jnp.max(jnp.abs(jnp.concatenate(end) - jnp.concatenate(start)))
@@ -152,6 +156,7 @@ def five_link(quick, progress):
         hs = _hermite_simpson(quick, progress, ahead)
         trap = _trapezoid(quick, ahead)
     errors = {n: float(closure(g)) for n, g in hs.items()}  # every mesh's: the figure shows their order
+    require_finite("the gaits' closure (Dopri8 over the optimal torques)", errors)
     rows = [_row(HS, n, g) for n, g in hs.items()] + [_row(TRAPEZOID, n, g) for n, g in trap.items()]
     checks, table = _checks(quick, hs, trap, errors), _table(rows, errors)
     if not quick:  # the exact orbit's balance (a compile of the hybrid Newton): the full run's

@@ -31,13 +31,16 @@ def _step_time(v, alpha, nodes=NODES):
 def _heel_strike_speed(s, alpha):
     """The pendulum speed ``v`` at heel strike of the gait with average speed ``SPEED = s / T(v)``, by bisection
     between the slowest pendulum that passes over the top (``v² = 2(1 − cos α)``, ``T → ∞``) and one whose
-    step time is bounded by ``2α / √(v² − v_min²)``."""
+    step time is bounded by ``2α / √(v² − v_min²)``. NaN where the bisection fails or its speed's average speed is
+    off by more than ``10⁻⁹``: the program holds no host callback, so that JAX's compilation cache keeps it."""
     v_min = jnp.sqrt(2 * (1 - jnp.cos(alpha)))
     upper = jnp.sqrt(v_min**2 + (2 * alpha * SPEED / s) ** 2) * 1.01
     residual = lambda v, _: s / _step_time(v, alpha) - SPEED
-    sol = optx.root_find(residual, optx.Bisection(rtol=1e-15, atol=1e-15), upper, max_steps=256,
-                         options={"lower": v_min * (1 + 1e-12), "upper": upper})
-    return sol.value
+    # flip=False: the residual rises from −SPEED (T → ∞) to > 0 (by the bound), so optimistix traces no check of it
+    sol = optx.root_find(residual, optx.Bisection(rtol=1e-15, atol=1e-15, flip=False), upper, max_steps=256,
+                         options={"lower": v_min * (1 + 1e-12), "upper": upper}, throw=False)
+    ok = (sol.result == optx.RESULTS.successful) & (jnp.abs(residual(sol.value, None)) <= 1e-9 * SPEED)
+    return jnp.where(ok, sol.value, jnp.nan)  # raised by the caller
 
 
 def _steady_pushoff(walker, q, qdot, v, max_steps=8):
@@ -65,6 +68,8 @@ def _gait(s):
     s = jnp.asarray(s, float)
     alpha = jnp.arcsin(s / 2)
     v = _heel_strike_speed(s, alpha)
+    if not jnp.isfinite(v):
+        raise RuntimeError(f"Kuo 2002: no heel-strike speed found for the step length {float(s)} (bisection failed)")
     walker = SimplestWalker(0.0)
     q = walker.stance_configuration(jnp.stack([alpha, 2 * alpha]))
     qdot = jnp.stack([0.0, 0.0, v, 0.0])  # the swing leg turns with the stance leg: its foot approaches

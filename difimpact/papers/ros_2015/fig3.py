@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from difimpact import HeelStrikePosture, impact
+from difimpact import HeelStrikePosture, checks_as_nan, impact
 
-from ..curves import monotone
+from ..curves import monotone, require_finite
 from ..experiment import Outcome, check_that, experiment
 from ..plotting import line_panels, model_figure
 from .heel_strikes import (
@@ -37,6 +37,7 @@ def _posture_xi():
     (batched) and the blocked joints (flags of :data:`JOINTS`)."""
     human = paper_human()
 
+    @checks_as_nan()  # the program holds no host callback: JAX's compilation cache keeps it
     def one(angles, active):
         q, qdot = human.heel_strike_state(OMEGA0_REF, posture=HeelStrikePosture(*angles))
         return _impact(human, q, qdot, 0.0, active).xi, human.step_length(q)
@@ -54,6 +55,7 @@ def _posture_sensitivity(progress) -> str:
     out = {k: [np.asarray(a) for a in _posture_xi()(jnp.asarray(angles), jnp.asarray(_active(CASES[k])))]
            for k in progress(cases, desc="posture")}
     xi, length = {k: v[0] for k, v in out.items()}, out[cases[0]][1]
+    require_finite("the posture's step length (a heel-strike state of a moved posture)", {"step": length})
     lines = ["Sensitivity to the heel-strike posture (`HeelStrikePosture`; Ros et al. 2015's Fig. 1 is lost): ξ at "
              "ω0 = −1 rad/s and the step length with one angle moved by −5° / +5°, the others kept (so the step "
              "moves away from the sourced 0.79 m: most of the change in ξ goes with the step).", "",

@@ -27,7 +27,7 @@ import numpy as np
 
 from difimpact import HeelStrikePosture, ImpactResults, SevenLinkHuman, checks_as_nan, impact
 
-from ..curves import monotone, table_rows
+from ..curves import monotone, require_finite, table_rows
 from ..experiment import check_that
 from .paper import ANKLE, JOINTS, OUTCOMES
 
@@ -53,8 +53,11 @@ def paper_human() -> SevenLinkHuman:
 def _states():
     """``(ω0, Δθ) ↦ (q, q̇⁻)`` batched (Ros et al. 2015, eq. 3), torso angle ``θ = θ_n + Δθ`` (§4.2)."""
     human, theta_n = paper_human(), HeelStrikePosture().torso
-    return jax.jit(jax.vmap(lambda omega0, dtheta: human.heel_strike_state(omega0, theta_n + dtheta)),
-                   compiler_options=_FAST_COMPILE)
+    @checks_as_nan()  # the program holds no host callback: JAX's compilation cache keeps it
+    def state(omega0, dtheta):
+        return human.heel_strike_state(omega0, theta_n + dtheta)
+
+    return jax.jit(jax.vmap(state), compiler_options=_FAST_COMPILE)
 
 
 def _active(blocked: tuple[str, ...]) -> np.ndarray:
@@ -84,6 +87,7 @@ def _heel_strike():
     of eq. 24 by hand)."""
     human = paper_human()
 
+    @checks_as_nan()  # the model's checks too (its Jacobians, its mass matrix), not only the impact's
     def one(q, qdot, rate, active):
         sol = _impact(human, q, qdot, rate, active)
         ok = sol.result == ImpactResults.successful
@@ -114,6 +118,7 @@ def _sweep(blocked, omega0, dtheta, rate, states=None):
     chunks = []
     for i in range(0, padded[0].size, BATCH):
         q, qdot = states(*(jnp.asarray(a[i:i + BATCH]) for a in padded[:2]))
+        require_finite("the pre-impact states (Ros et al. 2015, eq. 3)", {"q": q, "qdot": qdot})
         chunks.append(_heel_strike()(q, qdot, jnp.asarray(padded[2][i:i + BATCH]), active))
     return {k: np.concatenate([np.asarray(c[k]) for c in chunks])[:size] for k in chunks[0]}
 
