@@ -221,8 +221,8 @@ def test_frictional_map_keeps_its_digits_near_the_underflow(mu):
     ≈ 10⁻¹² P_n): the map is homogeneous (Font-Llagunes et al. 2012, eqs. 17–22 are linear in q̇⁻ and in M), so
     q̇⁺ scales with the speeds, impulses with both, works with M q̇²; every product along the way stays normal."""
     rng = np.random.default_rng(3)
-    one = np.ones(8)
-    M, a_n, a_t, qdot = _draws(rng, 8, 3, one, one)
+    one = np.ones(256)  # the shapes of the test above: its program
+    M, a_n, a_t, qdot = _draws(rng, 256, 3, one, one)
     m = s = 2.0 ** -330
     unit = _frictional(*(jnp.asarray(v) for v in (M, a_n, a_t, qdot, mu * one)))
     tiny = _frictional(*(jnp.asarray(v) for v in (M * m, a_n, a_t, qdot * s, mu * one)))
