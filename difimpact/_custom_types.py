@@ -2,7 +2,7 @@
 
 from typing import Union
 
-from jaxtyping import Array, ArrayLike, Bool, Complex, Float, Int
+from jaxtyping import Array, ArrayLike, Bool, Complex as Complex, Float, Int
 
 Scalar = Float[Array, ""]
 ScalarLike = Union[float, Float[ArrayLike, ""]]

@@ -21,7 +21,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._check import _is_concrete
 from .._custom_types import Array, Float, Scalar
 from .._validation import as_float, check, flag, instance, ordered
 from . import newton
