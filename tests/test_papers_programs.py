@@ -66,3 +66,16 @@ def test_require_finite_names_the_quantity_and_the_point():
         require_finite("sweep", {"a": a})
     with pytest.raises(RuntimeError, match=r"one: b is not finite at point \(\) of \(\)"):
         require_finite("one", {"b": jax.numpy.asarray(np.nan)})
+
+
+def test_ros_states_around_a_base_hold_no_host_callback():
+    """The states around a heel strike of Ros et al. 2015 (eq. 3 moved by ω0 and the torso angle), a program of
+    the model's checks: lowered, no callback; called, the base itself at the base's push-off."""
+    from difimpact.papers.ros_2015 import heel_strikes, statements
+
+    q0, qd0 = heel_strikes.paper_human().heel_strike_state(-1.0)
+    omega0, dtheta = jnp.full(4, float(-qd0[8])), jnp.zeros(4)
+    assert _callbacks(statements._around().lower(omega0, dtheta, q0, qd0).as_text()) == 0
+    q, qdot = statements.around(q0, qd0)(omega0, dtheta)
+    np.testing.assert_allclose(q[0], q0, atol=1e-12)
+    np.testing.assert_allclose(qdot[0], qd0, atol=1e-12)

@@ -23,6 +23,7 @@ import numpy as np
 
 from difimpact import HeelStrikePosture, checks_as_nan
 
+from ..curves import require_finite
 from ..experiment import Check
 from .fig3 import _pushoff_checks, _pushoff_sweeps
 from .fig6 import _torso_checks, _torso_sweeps
@@ -52,6 +53,7 @@ def _around():
     """``(ω0, Δθ; q0, q̇0) ↦ (q, q̇⁻)`` batched over ``(ω0, Δθ)`` (module docstring)."""
     human = paper_human()
 
+    @checks_as_nan()  # a program JAX's compilation cache keeps (no host callback); :func:`around` raises on NaN
     def one(omega0, dtheta, q0, qd0):
         pose, base = posture_of(q0), -qd0[8]
 
@@ -71,7 +73,13 @@ def around(q0, qd0):
     q0, qd0 = jnp.asarray(q0, float), jnp.asarray(qd0, float)
     if q0.shape != (9,) or qd0.shape != (9,):
         raise ValueError(f"`q0`, `qd0`: expected shapes (9,), got {q0.shape} and {qd0.shape}.")
-    return lambda omega0, dtheta: _around()(omega0, dtheta, q0, qd0)
+
+    def states(omega0, dtheta):
+        q, qdot = _around()(omega0, dtheta, q0, qd0)
+        require_finite("the states around the base (Ros et al. 2015, eq. 3)", {"q": q, "qdot": qdot})
+        return q, qdot
+
+    return states
 
 
 def _quiet(iterable, **_):
