@@ -10,7 +10,6 @@ the other checks lower it or compile nothing."""
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 
@@ -21,6 +20,8 @@ import pytest
 
 import difimpact as di
 from difimpact._powered import optimal
+
+from ._programs import host_callbacks
 
 A = math.asin(0.25 / 0.8)  # legs of 0.8 m, a step of 0.5 m: the stance leg's angle
 GUESS = jnp.array([-A, -2 * A, -A])
@@ -47,11 +48,6 @@ def _handed(monkeypatch, **kwargs):
     return seen[0]
 
 
-def _callbacks(text: str) -> int:
-    targets = re.findall(r'custom_call @(\w+)|call_target_name = "(\w+)"', text)
-    return sum("callback" in (a or b) for a, b in targets)
-
-
 def test_one_program_whatever_throw(monkeypatch):
     """`throw` is applied after the program: both values hand it the same arguments (one program, one cache
     entry)."""
@@ -64,7 +60,7 @@ def test_top_level_program_holds_no_host_callback(monkeypatch):
     """The program of a call from Python (for either `throw`, the same one) lowered, not compiled: no host
     callback in it."""
     text = optimal._solve.lower(*_handed(monkeypatch)).as_text()
-    assert _callbacks(text) == 0
+    assert host_callbacks(text) == 0
 
 
 @pytest.mark.slow  # traces the seven-link human's transcription (about 20 s on 2 cores)
@@ -83,7 +79,7 @@ def test_human_gait_program_holds_no_host_callback(monkeypatch):
     monkeypatch.setattr(human, "solve_problem", intercept)
     with pytest.raises(_Handed):
         di.human_gait(di.SevenLinkHuman(), 1.3, segments=1)
-    assert _callbacks(solve.solve_problem.lower(*seen[0]).as_text()) == 0
+    assert host_callbacks(solve.solve_problem.lower(*seen[0]).as_text()) == 0
 
 
 def test_bounds_checked_before_the_program(monkeypatch):

@@ -2,7 +2,6 @@
 for the next `difimpact reproduce` (the library's checks traced as NaN, `difimpact.checks_as_nan`), and a failed
 check is raised by the experiment all the same (`papers.curves.require_finite`). Lowered, not compiled."""
 
-import re
 
 import jax
 import jax.numpy as jnp
@@ -16,10 +15,7 @@ from difimpact.papers.font_llagunes_2010 import impacts as fl10
 from difimpact.papers.font_llagunes_2012 import impacts as fl12
 from difimpact.papers.gait_classics import kuo_2002
 
-
-def _callbacks(text: str) -> int:
-    targets = re.findall(r'custom_call @(\w+)|call_target_name = "(\w+)"', text)
-    return sum("callback" in (a or b) for a, b in targets)
+from ._programs import host_callbacks
 
 
 def _vector(*values):
@@ -40,7 +36,7 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_papers_programs_hold_no_host_callback(name):
     fn, args = PROGRAMS[name]
-    assert _callbacks(fn.lower(*args).as_text()) == 0
+    assert host_callbacks(fn.lower(*args).as_text()) == 0
 
 
 def test_the_checks_are_there_as_nan():
@@ -75,7 +71,7 @@ def test_ros_states_around_a_base_hold_no_host_callback():
 
     q0, qd0 = heel_strikes.paper_human().heel_strike_state(-1.0)
     omega0, dtheta = jnp.full(4, float(-qd0[8])), jnp.zeros(4)
-    assert _callbacks(statements._around().lower(omega0, dtheta, q0, qd0).as_text()) == 0
+    assert host_callbacks(statements._around().lower(omega0, dtheta, q0, qd0).as_text()) == 0
     q, qdot = statements.around(q0, qd0)(omega0, dtheta)
     np.testing.assert_allclose(q[0], q0, atol=1e-12)
     np.testing.assert_allclose(qdot[0], qd0, atol=1e-12)

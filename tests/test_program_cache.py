@@ -10,7 +10,6 @@ tests compile too, on the same small crutch-walker problem."""
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 
@@ -23,6 +22,8 @@ import pytest
 import difimpact as di
 from difimpact import _check
 
+from ._programs import host_callbacks
+
 TRACED = (eqx.EquinoxRuntimeError, jax.errors.JaxRuntimeError)
 CW = di.CrutchWalker()
 Q, QDOT = CW.pre_impact_state(math.radians(12.0), -0.2)
@@ -32,11 +33,6 @@ LAW = di.HuntCrossley(di.hertz_stiffness(0.05, 0.1e9, 0.5, 30e9, 0.2), 1e7)
 WALKER = di.SimplestWalker(0.009)
 KUO = di.SimplestWalker(0.0)  # Kuo's point-mass walker at heel strike, inter-leg angle 0.6
 X0 = jnp.array([-0.2, 0.2, 0.016])
-
-
-def _callbacks(text: str) -> int:
-    targets = re.findall(r'custom_call @(\w+)|call_target_name = "(\w+)"', text)
-    return sum("callback" in (a or b) for a, b in targets)
 
 
 ENTRY_POINTS = {
@@ -64,7 +60,7 @@ LIBRARY_CALLBACK = pytest.mark.xfail(strict=True, reason=(
 def test_top_level_program_holds_no_host_callback(name):
     """The program of a call from Python, lowered (not compiled): no host callback in it."""
     entry, args, kwargs = ENTRY_POINTS[name]()
-    assert _callbacks(entry.recorded.lower(*args, **kwargs).as_text()) == 0
+    assert host_callbacks(entry.recorded.lower(*args, **kwargs).as_text()) == 0
 
 
 def test_check_at_top_level_raises_after_the_program():
@@ -90,8 +86,8 @@ def test_checks_as_nan_makes_a_users_program_keepable():
             return di.impact(CW, q, QDOT, stick=("Q",)).qdot_plus
 
     program = jax.jit(qdot_plus)
-    assert _callbacks(program.lower(Q).as_text()) == 0
-    assert _callbacks(jax.jit(lambda q: qdot_plus(q, nan=False)).lower(Q).as_text()) > 0
+    assert host_callbacks(program.lower(Q).as_text()) == 0
+    assert host_callbacks(jax.jit(lambda q: qdot_plus(q, nan=False)).lower(Q).as_text()) > 0
     np.testing.assert_allclose(program(Q), di.impact(CW, Q, QDOT, stick=("Q",)).qdot_plus, rtol=1e-12, atol=1e-12)
     assert np.all(np.isnan(program(Q_AIR)))
     with pytest.raises(eqx.EquinoxRuntimeError, match="contact point 'Q' is not on the ground"), di.checks_as_nan():
@@ -137,7 +133,7 @@ def test_checks_recorded_at_top_level_and_nan_deeper():
     member NaN (which an entry point's result reports). Under a caller's ``jit`` the first raises (``error_if``),
     the second is NaN alike (one trace of a nested solver for both). The mode is restored after the trace, also
     after an error."""
-    assert _callbacks(GUARDED.recorded.lower(jnp.ones(2)).as_text()) == 0
+    assert host_callbacks(GUARDED.recorded.lower(jnp.ones(2)).as_text()) == 0
     np.testing.assert_array_equal(GUARDED(jnp.array([1.0, 2.0])), [1.0, 2.0])
     with pytest.raises(eqx.EquinoxRuntimeError, match=r"`x\[0\]` must be non-negative"):
         GUARDED(jnp.array([-1.0, 2.0]))

@@ -190,8 +190,9 @@ def _power_of_two(x):
 def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSolution:
     """:func:`frictional_impact_map` for a mass matrix already known to be symmetric positive definite.
 
-    Solved in units where ``max|M| ≈ 1`` and ``max|q̇⁻| ≈ 1`` (powers of two ``m``, ``s``): the map is homogeneous,
-    ``q̇⁺ ∝ s``, impulses ``∝ m s``, works ``∝ m s²``, so no intermediate product leaves the normal range
+    Solved in units where ``max|M| ≈ 1`` and ``max|q̇⁻| ≈ 1`` (powers of two ``m``, ``s``): the map is homogeneous
+    (Font-Llagunes et al. 2012, eqs. 17–22 are linear in ``q̇⁻`` and in ``M``), ``q̇⁺ ∝ s``, impulses ``∝ m s``, works
+    ``∝ m s²``, so no intermediate product leaves the normal range
     (XLA flushes subnormal numbers to zero) unless the result itself does.
     """
     A, qdot_minus, mu = _checked_inputs(M, a_n, a_t, qdot_minus, mu)

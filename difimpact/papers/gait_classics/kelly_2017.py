@@ -156,7 +156,8 @@ def five_link(quick, progress):
         hs = _hermite_simpson(quick, progress, ahead)
         trap = _trapezoid(quick, ahead)
     errors = {n: float(closure(g)) for n, g in hs.items()}  # every mesh's: the figure shows their order
-    require_finite("the gaits' closure (Dopri8 over the optimal torques)", errors)
+    require_finite("the gaits' closure (Dopri8 over the optimal torques)",
+                   {f"{n} segments": e for n, e in errors.items()})
     rows = [_row(HS, n, g) for n, g in hs.items()] + [_row(TRAPEZOID, n, g) for n, g in trap.items()]
     checks, table = _checks(quick, hs, trap, errors), _table(rows, errors)
     if not quick:  # the exact orbit's balance (a compile of the hybrid Newton): the full run's

@@ -68,7 +68,7 @@ def _gait(s):
     s = jnp.asarray(s, float)
     alpha = jnp.arcsin(s / 2)
     v = _heel_strike_speed(s, alpha)
-    if not jnp.isfinite(v):
+    if not np.isfinite(float(v)):
         raise RuntimeError(f"Kuo 2002: no heel-strike speed found for the step length {float(s)} (bisection failed)")
     walker = SimplestWalker(0.0)
     q = walker.stance_configuration(jnp.stack([alpha, 2 * alpha]))
