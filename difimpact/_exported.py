@@ -38,7 +38,7 @@ import numpy as np
 _LIBRARIES = ("equinox", "lineax", "optimistix", "diffrax", "numpy", "jaxlib")
 _TRUSTED = frozenset(("difimpact", "jax", "builtins", *_LIBRARIES))
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
-_FORMAT = 1  # the layout of a stored file
+_FORMAT = 2  # the layout of a stored file (2: outputs strongly typed)
 # XLA's options for a program called from Python (an entry point's, :func:`difimpact._check.program`, and a gait
 # solve's): on a CPU, loop fusions through XLA's elemental emitter rather than its MLIR fusion emitters, less compile
 # time for the same or a shorter run (docs/performance.md); ignored on other devices, and where the call is inside a
@@ -225,7 +225,9 @@ def _export(fn: Callable, static, dyn_def, arrays: list):
         outs = jax.tree.leaves(out, is_leaf=_is_none)
         record["static"] = eqx.partition(out, eqx.is_array)[1]
         record["is_array"] = tuple(map(eqx.is_array, outs))
-        return [x for x in outs if eqx.is_array(x)]
+        # Strongly typed: a deserialised program's outputs are (JAX keeps no weak types in the file), and an output
+        # weak in the process that exported it and strong in the next would give a call it feeds two keys.
+        return [jax.lax.convert_element_type(x, x.dtype) for x in outs if eqx.is_array(x)]
 
     avals = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False)))
              for a in arrays]

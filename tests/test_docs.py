@@ -101,16 +101,18 @@ _CONCEPT = re.compile(r"^# ([A-Z][\w -]*?)(?:, continued)?: ")
 
 
 def _concepts() -> dict[str, list[str]]:
-    """``{concept: public names}`` of ``difimpact/__init__.py``: each import under the last ``# Concept: …`` comment
-    above it."""
+    """``{concept: public names}`` of ``difimpact/__init__.py``: each import (lazy ones too) under the last
+    ``# Concept: …`` comment above it."""
     text = (ROOT / "difimpact" / "__init__.py").read_text()
     heads = [(i + 1, m.group(1)) for i, line in enumerate(text.splitlines()) if (m := _CONCEPT.match(line))]
     groups: dict[str, list[str]] = {}
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.ImportFrom) and node.level:
+    body = ast.parse(text).body  # the imports at the top level and in its `if TYPE_CHECKING:` blocks (lazy names)
+    nodes = [n for node in body for n in (node.body if isinstance(node, ast.If) else [node])]
+    for node in nodes:
+        public = [a.asname or a.name for a in getattr(node, "names", ()) if not (a.asname or a.name).startswith("_")]
+        if isinstance(node, ast.ImportFrom) and node.level and public:
             concept = [name for line, name in heads if line < node.lineno][-1]
-            groups.setdefault(concept, []).extend(
-                a.asname or a.name for a in node.names if not (a.asname or a.name).startswith("_"))
+            groups.setdefault(concept, []).extend(public)
     return groups
 
 

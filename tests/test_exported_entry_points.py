@@ -97,16 +97,20 @@ def _run(folder, mode: str) -> dict:
 @pytest.mark.slow  # two processes compiling four entry points: CI's second stage keeps the README's 7 minutes
 @pytest.mark.stage2
 def test_second_process_calls_the_stored_programs(tmp_path):
-    """A first process exports and stores the programs of `frictional_impact`, `compliant_impact` and `stride`,
-    and records the periodic gait's as not exportable; a second calls the three without tracing them (the
-    functions only their traces call raise) and makes the periodic gait's plain call without exporting it again:
-    the same results bit for bit, the same structures, and each failure flagged by its program (a tip above the
-    ground, a contact already separating, a walker falling back) raises its message after the stored program."""
+    """A first process exports and stores the programs of `frictional_impact`, `compliant_impact` and `stride`
+    (and the crutch walker's pre-impact state, whose strongly typed outputs give the impact maps' calls the same
+    keys in both processes), and records the periodic gait's as not exportable; a second calls the three without
+    tracing them (the functions only their traces call raise) and makes the periodic gait's plain call without
+    exporting it again: the same results bit for bit, the same structures, and each failure flagged by its program
+    (a tip above the ground, a contact already separating, a walker falling back) raises its message after the
+    stored program."""
     folder = tmp_path / "cache"
     first = _run(folder, "first")
     stored = {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()}
-    assert sorted(name.rpartition("-")[0] for name in stored) == sorted([*RAISED, "periodic_gait"]), stored
-    assert sorted(first["exported"]) == sorted([*RAISED, "periodic_gait"])
+    # the crutch walker's pre-impact state too (its posture's root find: a program of its own)
+    assert sorted(name.rpartition("-")[0] for name in stored) == sorted(
+        [*RAISED, "periodic_gait", "crutch_pre_impact_state"]), stored
+    assert sorted(first["exported"]) == sorted([*RAISED, "periodic_gait", "_pre_impact_state"])
     second = _run(folder, "untraced")
     assert {p.name: p.stat().st_mtime_ns for p in (folder / "exported").iterdir()} == stored
     assert second["exported"] == []

@@ -7,6 +7,7 @@ again; a key names every static option; a failed solve still raises its message.
 The gait is the smallest one (the biped with a torso on two segments), compiled once, in the first of two
 processes; the other checks trace without compiling, or use a small function of their own."""
 
+import functools
 import json
 import math
 import os
@@ -187,12 +188,27 @@ def test_output_passed_back_compiles_nothing_more(store, trusted):
     compiles = []
     jax.monitoring.register_event_duration_secs_listener(
         lambda event, duration, **kw: compiles.append(event) if event.endswith("backend_compile_duration") else None)
-    first = scaled(Scale(jnp.asarray(2.0), "positive"), jnp.asarray(3.0), 2)
+    strong = functools.partial(jnp.asarray, dtype=jnp.result_type(float))  # as a stored program's outputs are
+    first = scaled(Scale(strong(2.0), "positive"), strong(3.0), 2)
     assert first.value.committed
     before = len(compiles)
     again = scaled(first.scale, first.value, 2)
     assert float(again.value) == 2.0 * 18.0**2
     assert len(compiles) == before and len(list(store.iterdir())) == 1
+
+
+def test_outputs_strongly_typed_whether_exported_here_or_read(store, trusted):
+    """A weakly typed output (a Python number times a weak input) comes out strongly typed from the program
+    exported in this process and from the one read back: the outputs feed a later call's key, and one weak here
+    and strong in the next process (JAX's files keep no weak types) gave that call a second key, exported again."""
+    factor, x = jnp.asarray(2.0), jnp.asarray(3.0)  # weakly typed, as Python numbers made arrays
+    plain = scaled.__wrapped__(Scale(factor, "positive"), x, 2)
+    exported_here = scaled(Scale(factor, "positive"), x, 2)
+    _exported._programs.clear()
+    read_back = scaled(Scale(factor, "positive"), x, 2)
+    assert plain.value.weak_type and len(list(store.iterdir())) == 1
+    assert [exported_here.value.weak_type, read_back.value.weak_type] == [False, False]
+    assert float(exported_here.value) == float(read_back.value) == float(plain.value) == 18.0
 
 
 def test_corrupted_file_exported_again(store, trusted):

@@ -44,9 +44,11 @@ def _base(name: str, path: pathlib.Path, node: ast.ImportFrom) -> str:
 
 
 def _root_exports() -> dict[str, str]:
-    """The public names of ``difimpact`` (its ``__init__.py``), each with the module it re-exports it from."""
-    tree = _parse(MODULES["difimpact"])
-    return {a.asname or a.name: _base("difimpact", MODULES["difimpact"], node) for node in tree.body
+    """The public names of ``difimpact`` (its ``__init__.py``, lazy ones too), each with the module it re-exports
+    it from."""
+    tree = _parse(MODULES["difimpact"])  # the top level and its `if TYPE_CHECKING:` blocks (names loaded lazily)
+    nodes = [n for node in tree.body for n in (node.body if isinstance(node, ast.If) else [node])]
+    return {a.asname or a.name: _base("difimpact", MODULES["difimpact"], node) for node in nodes
             if isinstance(node, ast.ImportFrom) and node.level for a in node.names
             if not (a.asname or a.name).startswith("_")}
 

@@ -4,6 +4,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._custom_types import Array, ArrayLike, Config, Float, Scalar, ScalarLike, Velocity
+from .._exported import PROGRAM_OPTIONS, stored
 from .._tree import Body, PlanarTree, Point
 from .._validation import as_float, check, positive
 from .base import AbstractPlanarModel, _solve_coordinate, root_tolerance
@@ -77,7 +78,10 @@ class CrutchWalker(AbstractPlanarModel):
         ``q3, q4, q5`` and the segment lengths follow from the implicit function theorem.
         """
         q3, q4, q5 = (as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
-        q, reaches, found, ahead = _place_crutch(self, q3, q4, q5)
+        return self._checked(*_place_crutch(self, q3, q4, q5))
+
+    def _checked(self, q: Config, reaches, found, ahead) -> Config:
+        """``q``, raising where :func:`_place_crutch`'s flags say the crutch could not be placed."""
         q = check(q, ~reaches,
                   "the crutch cannot reach the ground: elbow height exceeds the forearm+crutch length.")
         q = check(q, ~found, self._unplaced("Q", 5, 0.0))
@@ -89,12 +93,12 @@ class CrutchWalker(AbstractPlanarModel):
         """Font-Llagunes et al. 2012's pre-impact state (§5): posture from :meth:`place_crutch`, feet at rest,
         ``q̇ = [0, 0, q̇3, 0, q̇5, 0]`` with ``q̇3 = 1 rad/s`` by default. Angles in radians."""
         q5dot, q3dot = as_float("q5dot", q5dot, shape=()), as_float("q3dot", q3dot, shape=())
-        q = self.place_crutch(q3, q4, q5)
-        zero = jnp.zeros_like(q[0])
-        qdot = jnp.stack([zero, zero, zero + q3dot, zero, zero + q5dot, zero])
-        return q, qdot
+        q3, q4, q5 = (as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
+        q, qdot, flags = _pre_impact_state(self, q3, q4, q5, q3dot, q5dot)
+        return self._checked(q, *flags), qdot
 
 
+@stored("crutch_posture", PROGRAM_OPTIONS)  # called from Python: its program kept across processes
 @eqx.filter_jit
 def _place_crutch(model: CrutchWalker, q3, q4, q5):
     """:meth:`CrutchWalker.place_crutch` as a compiled function of arrays (eager calls reuse its program), with
@@ -106,3 +110,12 @@ def _place_crutch(model: CrutchWalker, q3, q4, q5):
     tol = root_tolerance(q.dtype)
     q, found = _solve_coordinate(model, q, "Q", 5, guess, jnp.zeros_like(q3), tol, tol)
     return q, reaches, found, tree.point_position(q, "Q")[0] > 0.0
+
+
+@stored("crutch_pre_impact_state", PROGRAM_OPTIONS)
+@eqx.filter_jit
+def _pre_impact_state(model: CrutchWalker, q3, q4, q5, q3dot, q5dot):
+    """:meth:`CrutchWalker.pre_impact_state` in one program: ``(q, q̇)`` and :func:`_place_crutch`'s flags."""
+    q, *flags = _place_crutch(model, q3, q4, q5)
+    zero = jnp.zeros_like(q[0])
+    return q, jnp.stack([zero, zero, zero + q3dot, zero, zero + q5dot, zero]), tuple(flags)
