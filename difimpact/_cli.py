@@ -74,14 +74,14 @@ def add_xla_flags(flags: tuple[str, ...]) -> None:
 def _compile_faster() -> None:
     """Compile the experiments' programs in less time (their run is mostly compiling): XLA's elemental emitter for
     loop fusions rather than its MLIR fusion emitters (less XLA compile time on the CPU; the compiled code may run
-    somewhat slower and differ in the last bits), and no Python tracebacks in the programs' locations (less
+    somewhat slower and differ in the last bits), no YNNPACK fusions (slow to load from the cache), and no Python tracebacks in the programs' locations (less
     tracing; only XLA's own error messages would show them). A flag or variable the user has set wins, and
     ``DIFIMPACT_XLA_DEFAULTS=1`` keeps XLA's and JAX's defaults (docs/performance.md has the measurements)."""
     import jax
 
     if os.environ.get("DIFIMPACT_XLA_DEFAULTS", "0") not in ("", "0"):
         return
-    add_xla_flags(("--xla_cpu_use_fusion_emitters=false",))
+    add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_cpu_experimental_ynn_fusion_type="))
     for name, value in (("jax_include_full_tracebacks_in_locations", False), ("jax_traceback_in_locations_limit", 0)):
         if name.upper() not in os.environ:
             jax.config.update(name, value)

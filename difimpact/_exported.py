@@ -45,7 +45,12 @@ _FORMAT = 2  # the layout of a stored file (2: outputs strongly typed)
 # caller's own `jit`. A multi-phase gait's solve also at LLVM's default optimisation whatever a process's flags ask
 # (the test suite asks for level 0, a short compile): at level 0 the seven-link human's solve costs several times its
 # optimised run, more than the compile saves.
-PROGRAM_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+# XLA's YNNPACK fusions off too: a program holding them takes seconds longer to load from the compilation cache (the
+# seven-link human's quick solve: about 14 → 8 s), for no quicker run of these programs' small products; only on
+# the jaxlib where that was measured (XLA rejects an option it does not know).
+_NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""} if importlib.metadata.version("jaxlib").split(".")[:2] == [
+    "0", "10"] else {}
+PROGRAM_OPTIONS = {"xla_cpu_use_fusion_emitters": False, **_NO_YNN}
 OPTIMISED_PROGRAM_OPTIONS = {**PROGRAM_OPTIONS, "xla_backend_optimization_level": 2}
 
 

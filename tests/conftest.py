@@ -30,7 +30,7 @@ from difimpact import use_compilation_cache  # noqa: E402
 from difimpact._cli import add_xla_flags, collect_and_freeze, defer_full_collections  # noqa: E402
 
 add_xla_flags(("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0",
-               "--xla_cpu_parallel_codegen_split_count=1"))
+               "--xla_cpu_parallel_codegen_split_count=1", "--xla_cpu_experimental_ynn_fusion_type="))
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
