@@ -75,8 +75,9 @@ def _compile_faster() -> None:
     """Compile the experiments' programs in less time (their run is mostly compiling): XLA's elemental emitter for
     loop fusions rather than its MLIR fusion emitters (less XLA compile time on the CPU; the compiled code may run
     somewhat slower and differ in the last bits), no YNNPACK fusions (slow to load from the cache), and no Python
-    tracebacks in the programs' locations (less tracing; only XLA's own error messages would show them). A flag or variable the user has set wins, and
-    ``DIFIMPACT_XLA_DEFAULTS=1`` keeps XLA's and JAX's defaults (docs/performance.md has the measurements)."""
+    tracebacks in the programs' locations (less tracing; only XLA's own error messages would show them). A flag or
+    variable the user has set wins, and ``DIFIMPACT_XLA_DEFAULTS=1`` keeps XLA's and JAX's defaults
+    (docs/performance.md has the measurements)."""
     import jax
 
     if os.environ.get("DIFIMPACT_XLA_DEFAULTS", "0") not in ("", "0"):
