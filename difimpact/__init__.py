@@ -226,10 +226,12 @@ __all__ = sorted([n for n, v in globals().items() if not n.startswith("_") and n
 
 
 def __getattr__(name: str):
-    """The names imported on first use (:data:`_LAZY`), and those of :data:`_DEPRECATED`, each with a
-    ``DeprecationWarning`` naming its replacement."""
+    """The names imported on first use (:data:`_LAZY`), the package's modules not yet imported (``papers``), and
+    the names of :data:`_DEPRECATED`, each with a ``DeprecationWarning`` naming its replacement."""
     if name in _LAZY:
         return _lazy.load(__name__, globals(), _LAZY, name)
+    if name in _lazy.submodules(__path__):  # `difimpact.papers`, which the package no longer imports itself
+        return importlib.import_module(f"{__name__}.{name}")
     if name not in _DEPRECATED:
         raise AttributeError(f"module 'difimpact' has no attribute {name!r}")
     module, attribute, use = _DEPRECATED[name]

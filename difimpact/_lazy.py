@@ -8,8 +8,10 @@ where editors, type checkers and the API docs read them; :func:`table` reads the
 syntax tree, so that each name is written once."""
 
 import ast
+import functools
 import importlib
 import pathlib
+import pkgutil
 
 
 def _type_checking(node: ast.stmt) -> bool:
@@ -38,3 +40,13 @@ def load(package: str, namespace: dict, lazy: dict[str, tuple[str, str]], name: 
     value = getattr(importlib.import_module(module, package), attribute)
     namespace[name] = value
     return value
+
+
+@functools.cache
+def _modules(path: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(m.name for m in pkgutil.iter_modules(list(path)))
+
+
+def submodules(path) -> frozenset[str]:
+    """The names of the modules and subpackages in the package folder(s) `path` (its ``__path__``)."""
+    return _modules(tuple(path))

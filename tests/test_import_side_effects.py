@@ -36,8 +36,12 @@ print(*[m in sys.modules for m in heavy], values["compliant_impact"] is di._comp
 
 def test_import_leaves_the_gaits_libraries_until_used():
     """``import difimpact`` loads neither diffrax nor optax (the compliant phase's and the optimisation's), nor does
-    a first impact map; reading a name of theirs imports them; ``dir`` and ``__all__`` list every public name."""
+    a first impact map; reading a name of theirs imports them; ``dir`` and ``__all__`` list every public name, and
+    ``difimpact.papers`` is an attribute as it was when the package imported it itself."""
     out = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, check=True, timeout=120)
     lines = out.stdout.split("\n")
     assert lines[0] == "False False" and lines[1] == "False False 0"
     assert lines[2] == "True True True"
+    papers = "import difimpact as di; print(di.papers.__name__)"  # the subpackage as an attribute, as before
+    out = subprocess.run([sys.executable, "-c", papers], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "difimpact.papers"
