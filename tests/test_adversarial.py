@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import diffrax
+import equinox as eqx
 import hypothesis.strategies as st
 import jax
 import jax.numpy as jnp
@@ -237,6 +238,23 @@ def test_frictional_map_keeps_its_digits_near_the_underflow(mu):
     t_minus, t_plus = (0.5 * np.einsum("ni,nij,nj->n", v, M * m, v) for v in (qdot * s, np.asarray(tiny.qdot_plus)))
     np.testing.assert_allclose(tiny.normal_work + tiny.tangential_work, t_plus - t_minus, rtol=1e-9,
                                atol=floor * m * s * s)
+
+
+def test_frictional_map_reports_phase_slopes_beyond_the_range():
+    """Masses × 2⁻¹⁰¹⁵ with μ = 10²⁰⁰: the impulses and works are representable, but the phases' slopes
+    ``dq̇/dP_n`` (∝ 1/M, which :meth:`~difimpact.FrictionalImpactSolution.at` and the impulse-space path use) are
+    beyond the largest float: reported as ``nonfinite`` (raised with `throw`), never a successful result whose
+    ``at`` is NaN; with μ = 0.75 they are within range and the result stands."""
+    walker = di.CrutchWalker()
+    q, qdot = walker.pre_impact_state(math.radians(12.0), -0.2)
+    M, J = walker.mass_matrix(q) * 2.0**-1015, walker.tree().point_jacobian(q, "Q")
+    fine = di.frictional_impact_map(M, J[1], J[0], qdot * 2.0**40, 0.75, throw=False)
+    assert fine.result == di.FrictionalImpactResults.successful
+    assert np.all(np.isfinite(fine.at(fine.normal_impulse)[0]))
+    steep = di.frictional_impact_map(M, J[1], J[0], qdot * 2.0**40, 1e200, throw=False)
+    assert steep.result == di.FrictionalImpactResults.nonfinite
+    with pytest.raises(eqx.EquinoxRuntimeError, match="phase slopes"):
+        di.frictional_impact_map(M, J[1], J[0], qdot * 2.0**40, 1e200)
 
 
 @given(rtol=st.floats(1e-300, 2e-15))

@@ -54,8 +54,9 @@ class FrictionalImpactResults(RESULTS):  # pyright: ignore
     )
 
 
-_NONFINITE = ("The frictional impact gave non-finite velocities, impulses or works from finite input: an "
-              "overflow (velocities or masses too large for the floating-point range).")
+_NONFINITE = ("The frictional impact gave non-finite velocities, impulses or works (or phase slopes dq̇/dP_n, ∝ 1/M) "
+              "from finite input: an overflow (velocities or masses too large, or masses too small, for the "
+              "floating-point range).")
 
 
 class FrictionalImpactSolution(eqx.Module):
@@ -202,15 +203,16 @@ def _map(M, a_n, a_t, qdot_minus, mu, rest_tol, throw) -> FrictionalImpactSoluti
     qdot_plus, pt, wn, wt = unit.at(unit.normal_impulse)
     qdot_plus, pn, pt = qdot_plus * s, unit.normal_impulse * m * s, pt * m * s
     wn, wt = wn * m * s * s, wt * m * s * s  # (W m) s s: no partial product leaves the range the result is in
+    slopes, switch = unit.slopes / m, unit.switch_impulse * m * s
     failed = unit.result != FrictionalImpactResults.successful
-    overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, jnp.stack([pn, pt, wn, wt])])))
+    overflow = ~jnp.all(jnp.isfinite(jnp.concatenate([qdot_plus, slopes.ravel(), jnp.stack([pn, pt, wn, wt, switch])])))
     result = FrictionalImpactResults.where(overflow & ~failed, FrictionalImpactResults.nonfinite, unit.result)
     if flag("throw", throw):
         qdot_plus = failed_check(qdot_plus, result, FrictionalImpactResults, _NONFINITE)
     return FrictionalImpactSolution(
         qdot_plus=qdot_plus, normal_impulse=pn, tangential_impulse=pt, normal_work=wn, tangential_work=wt,
-        regime=unit.regime, switch_impulse=unit.switch_impulse * m * s, mu_c=unit.mu_c, mu_stick=unit.mu_stick,
-        result=result, jacobian=A, qdot_minus=qdot_minus, slopes=unit.slopes / m, tangent_rates=unit.tangent_rates,
+        regime=unit.regime, switch_impulse=switch, mu_c=unit.mu_c, mu_stick=unit.mu_stick,
+        result=result, jacobian=A, qdot_minus=qdot_minus, slopes=slopes, tangent_rates=unit.tangent_rates,
     )
 
 
