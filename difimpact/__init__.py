@@ -230,7 +230,7 @@ def __getattr__(name: str):
     the names of :data:`_DEPRECATED`, each with a ``DeprecationWarning`` naming its replacement."""
     if name in _LAZY:
         return _lazy.load(__name__, globals(), _LAZY, name)
-    if name in _lazy.submodules(__path__):  # `difimpact.papers`, which the package no longer imports itself
+    if name in _lazy.submodules(__path__):  # a module of the package read as an attribute: `difimpact.papers`
         return importlib.import_module(f"{__name__}.{name}")
     if name not in _DEPRECATED:
         raise AttributeError(f"module 'difimpact' has no attribute {name!r}")

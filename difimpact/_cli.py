@@ -13,6 +13,8 @@ import pathlib
 import sys
 import time
 
+from ._exported import MEASURED_JAXLIB, jaxlib_version
+
 _EXTRA = "pip install 'difimpact[papers]'"
 
 
@@ -55,16 +57,14 @@ def _enable_compile_cache() -> pathlib.Path | None:
         return None
 
 
-_MEASURED_JAXLIB = ((0, 10),)  # the jaxlib versions where the XLA flags below were measured
+_MEASURED_JAXLIB = MEASURED_JAXLIB  # the jaxlib versions where the XLA flags below were measured
 
 
 def add_xla_flags(flags: tuple[str, ...]) -> None:
     """Append ``flags`` to ``XLA_FLAGS``, but those it already names, on the jaxlib versions where they were
     measured (XLA aborts on a flag it does not know). XLA reads the variable when JAX starts its CPU client:
     in a process that has already computed something they take effect in the processes it starts."""
-    from importlib.metadata import version
-
-    if tuple(int(v) for v in version("jaxlib").split(".")[:2]) not in _MEASURED_JAXLIB:
+    if jaxlib_version() not in _MEASURED_JAXLIB:
         return
     given = os.environ.get("XLA_FLAGS", "").split()
     named = {f.split("=")[0] for f in given}

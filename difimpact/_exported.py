@@ -38,18 +38,23 @@ import numpy as np
 _LIBRARIES = ("equinox", "lineax", "optimistix", "diffrax", "numpy", "jaxlib")
 _TRUSTED = frozenset(("difimpact", "jax", "builtins", *_LIBRARIES))
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
-_FORMAT = 2  # the layout of a stored file (2: outputs strongly typed)
+_FORMAT = 2  # the layout of a stored file (its outputs strongly typed)
 # XLA's options for a program called from Python (an entry point's, :func:`difimpact._check.program`, and a gait
 # solve's): on a CPU, loop fusions through XLA's elemental emitter rather than its MLIR fusion emitters, less compile
 # time for the same or a shorter run (docs/performance.md); ignored on other devices, and where the call is inside a
 # caller's own `jit`. A multi-phase gait's solve also at LLVM's default optimisation whatever a process's flags ask
 # (the test suite asks for level 0, a short compile): at level 0 the seven-link human's solve costs several times its
 # optimised run, more than the compile saves.
-# XLA's YNNPACK fusions off too: a program holding them takes seconds longer to load from the compilation cache (the
-# seven-link human's quick solve: about 14 → 8 s), for no quicker run of these programs' small products; only on
-# the jaxlib where that was measured (XLA rejects an option it does not know).
-_NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""} if importlib.metadata.version("jaxlib").split(".")[:2] == [
-    "0", "10"] else {}
+# XLA's YNNPACK fusions off too: such a program loads from the compilation cache much more slowly, for no quicker
+# run of these small products. Only on the jaxlib versions where measured (XLA rejects an option it does not know).
+MEASURED_JAXLIB = ((0, 10),)
+
+
+def jaxlib_version() -> tuple[int, ...]:  # (major, minor)
+    return tuple(int(v) for v in importlib.metadata.version("jaxlib").split(".")[:2])
+
+
+_NO_YNN = {"xla_cpu_experimental_ynn_fusion_type": ""} if jaxlib_version() in MEASURED_JAXLIB else {}
 PROGRAM_OPTIONS = {"xla_cpu_use_fusion_emitters": False, **_NO_YNN}
 OPTIMISED_PROGRAM_OPTIONS = {**PROGRAM_OPTIONS, "xla_backend_optimization_level": 2}
 

@@ -8,7 +8,6 @@ where editors, type checkers and the API docs read them; :func:`table` reads the
 syntax tree, so that each name is written once."""
 
 import ast
-import functools
 import importlib
 import pathlib
 import pkgutil
@@ -42,11 +41,6 @@ def load(package: str, namespace: dict, lazy: dict[str, tuple[str, str]], name: 
     return value
 
 
-@functools.cache
-def _modules(path: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(m.name for m in pkgutil.iter_modules(list(path)))
-
-
 def submodules(path) -> frozenset[str]:
     """The names of the modules and subpackages in the package folder(s) `path` (its ``__path__``)."""
-    return _modules(tuple(path))
+    return frozenset(m.name for m in pkgutil.iter_modules(list(path)))

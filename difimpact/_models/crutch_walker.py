@@ -77,8 +77,7 @@ class CrutchWalker(AbstractPlanarModel):
         and pointing forward, which selects the root ahead of the feet; gradients with respect to
         ``q3, q4, q5`` and the segment lengths follow from the implicit function theorem.
         """
-        q3, q4, q5 = (as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
-        return self._checked(*_place_crutch(self, q3, q4, q5))
+        return self._checked(*_place_crutch(self, *_angles(q3, q4, q5)))
 
     def _checked(self, q: Config, reaches, found, ahead) -> Config:
         """``q``, raising where :func:`_place_crutch`'s flags say the crutch could not be placed."""
@@ -93,9 +92,13 @@ class CrutchWalker(AbstractPlanarModel):
         """Font-Llagunes et al. 2012's pre-impact state (§5): posture from :meth:`place_crutch`, feet at rest,
         ``q̇ = [0, 0, q̇3, 0, q̇5, 0]`` with ``q̇3 = 1 rad/s`` by default. Angles in radians."""
         q5dot, q3dot = as_float("q5dot", q5dot, shape=()), as_float("q3dot", q3dot, shape=())
-        q3, q4, q5 = (as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
-        q, qdot, flags = _pre_impact_state(self, q3, q4, q5, q3dot, q5dot)
+        q, qdot, flags = _pre_impact_state(self, *_angles(q3, q4, q5), q3dot, q5dot)
         return self._checked(q, *flags), qdot
+
+
+def _angles(q3, q4, q5):
+    """The posture's three given angles as checked scalar arrays."""
+    return tuple(as_float(k, v, shape=()) for k, v in (("q3", q3), ("q4", q4), ("q5", q5)))
 
 
 @stored("crutch_posture", PROGRAM_OPTIONS)  # called from Python: its program kept across processes
