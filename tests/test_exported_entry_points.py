@@ -2,8 +2,8 @@
 the periodic gait) go through the store of `difimpact._exported` when called from Python: with it on, a second
 process calls a stored program without tracing the entry point (the function only its trace calls made to raise:
 no timing), with the same result bit for bit, and a failure its program flags still raises its message after it.
-A program that cannot be exported (the periodic gait's holds a host callback inside lineax) is recorded as such:
-a second process makes the plain call at once, without trying to export it again.
+A program that cannot be exported (a host callback in it) is recorded as such: a second process makes the plain
+call at once, without trying to export it again (`test_exported_programs`).
 
 The keys are checked without compiling: a call's key is recorded and the call stopped there."""
 
@@ -72,9 +72,8 @@ for name, call in calls.items():
         out[name]["raised"] = call(False) and None
     except eqx.EquinoxRuntimeError as error:
         out[name]["raised"] = str(error)
-frictional_ground._map, solve.solve_hybrid, stride._integrate = traced_only
-gait = di.periodic_gait(simplest, x0)  # not exportable: the plain call, which traces the stride
-out["periodic_gait"] = dict(leaves=[float(v).hex() for v in gait.x.tolist()])
+gait = di.periodic_gait(simplest, x0)  # Newton on the stride map, its Jacobian by forward mode
+out["periodic_gait"] = dict(leaves=[float(v).hex() for v in (*gait.x.tolist(), *gait.jacobian.ravel().tolist())])
 print(json.dumps(dict(out=out, exported=exported)))
 """
 
@@ -97,11 +96,10 @@ def _run(folder, mode: str) -> dict:
 @pytest.mark.slow  # two processes compiling four entry points: CI's second stage keeps the README's 7 minutes
 @pytest.mark.stage2
 def test_second_process_calls_the_stored_programs(tmp_path):
-    """A first process exports and stores the programs of `frictional_impact`, `compliant_impact` and `stride`
-    (and the crutch walker's pre-impact state, whose strongly typed outputs give the impact maps' calls the same
-    keys in both processes), and records the periodic gait's as not exportable; a second calls the three without
-    tracing them (the functions only their traces call raise) and makes the periodic gait's plain call without
-    exporting it again: the same results bit for bit, the same structures, and each failure flagged by its program
+    """A first process exports and stores the programs of `frictional_impact`, `compliant_impact`, `stride` and
+    `periodic_gait` (and the crutch walker's pre-impact state, whose strongly typed outputs give the impact maps'
+    calls the same keys in both processes); a second calls the four without tracing them (the functions only their
+    traces call raise): the same results bit for bit, the same structures, and each failure flagged by its program
     (a tip above the ground, a contact already separating, a walker falling back) raises its message after the
     stored program."""
     folder = tmp_path / "cache"

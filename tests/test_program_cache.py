@@ -49,14 +49,8 @@ ENTRY_POINTS = {
 }
 
 
-LIBRARY_CALLBACK = pytest.mark.xfail(strict=True, reason=(
-    "the stride's Jacobian differentiates diffrax's event root find, whose implicit derivative (optimistix "
-    "`_implicit_impl_jvp`) calls `lineax.linear_solve` with `throw=True`: an `equinox.error_if` inside lineax's "
-    "primitive, out of difimpact's reach"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[LIBRARY_CALLBACK, pytest.mark.slow] if n == "periodic_gait"
-                                               else []) for n in ENTRY_POINTS])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n == "periodic_gait" else [])
+                                  for n in ENTRY_POINTS])
 def test_top_level_program_holds_no_host_callback(name):
     """The program of a call from Python, lowered (not compiled): no host callback in it."""
     entry, args, kwargs = ENTRY_POINTS[name]()

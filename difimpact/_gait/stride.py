@@ -19,6 +19,7 @@ from .._check_members import check_members
 from .._linalg import full_precision
 from .._validation import count, instance, tolerance
 from .heel_strike import heel_strike
+from .stance_phase import controller, stance
 
 
 class GaitResults(RESULTS):  # pyright: ignore
@@ -145,24 +146,25 @@ def _traced_checked(name, value, below):
 
 def _integrate(system: StanceSystem, y0, options: StanceTolerances):
     """Single support on the hybrid-phase engine until heel strike or a fall: ``(s, y, event index, failed)``
-    (the index is −1 without an event; `failed`: step limit or solver failure)."""
-    # PI control (pcoeff 0.3, icoeff 0.4) keeps a stride's error below the continuation corrector's step
-    # tolerance (1e-11) at the default rtol 1e-10, which Newton on P² next to a period doubling needs.
+    (the index is −1 without an event; `failed`: step limit or solver failure). With the default
+    ``ForwardMode`` adjoint the event time is differentiated by :func:`.stance_phase.stance` (no host callback in
+    the program), with another adjoint by diffrax."""
     floor = 10 * float(jnp.finfo(y0.dtype).eps)  # what the dtype resolves: 2e-15 in float64, 1.2e-6 in float32
     rtol, atol, t_max = (_traced_checked(n, getattr(options, n), b) for n, b in (("rtol", 1.0), ("atol", None),
                                                                                  ("t_max", None)))
     rtol, atol = jnp.maximum(rtol, floor), jnp.maximum(atol, floor)
+    if isinstance(options.adjoint, diffrax.ForwardMode):  # its loops cannot be transposed: say what to use
+        t, y, _, event, failed = stance(system, y0, rtol, atol, t_max, max_steps=options.max_steps)
+        t, y = eqxi.nondifferentiable_backward((t, y), msg=_NO_REVERSE)
+        return t, y, event, failed
     sol = solve_hybrid(
         system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=t_max, solver=diffrax.Tsit5(),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=0.3, icoeff=0.4),
-        max_steps=options.max_steps, max_phases=2, adjoint=options.adjoint,
+        stepsize_controller=controller(rtol, atol), max_steps=options.max_steps, max_phases=2,
+        adjoint=options.adjoint,
     )
     event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
     failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
-    t, y = sol.t, sol.y
-    if isinstance(options.adjoint, diffrax.ForwardMode):  # its loops cannot be transposed: say what to use
-        t, y = eqxi.nondifferentiable_backward((t, y), msg=_NO_REVERSE)
-    return t, y, event, failed
+    return sol.t, sol.y, event, failed
 
 
 _NO_REVERSE = (
