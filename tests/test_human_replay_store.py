@@ -71,3 +71,31 @@ def test_replay_integration_is_stored_once_per_shape(store, monkeypatch):  # noq
     y = integration.diffrax_integrate(lambda s, y: -y, (0.0, 1.0), np.ones(2))
     np.testing.assert_allclose(y, np.exp(-1.0), rtol=1e-10)
     assert exports == ["_dopri8"] and len(_files(store)) == 1
+
+
+def test_replay_ends_stored_and_equal_to_the_plain_call(store, monkeypatch):  # noqa: F811 - the imported fixture
+    """The closing's heel strike (`replay._ends`) and its Jacobian are stored programs: exported once, read back
+    by a new process (no new export), the same numbers bit for bit as the plain call; the Jacobian agrees with
+    central differences of the stored value program."""
+    from difimpact._human_gait import replay
+
+    exports = []
+    export = _exported._export
+    monkeypatch.setattr(_exported, "_export", lambda fn, *args: exports.append(fn.__name__) or export(fn, *args))
+    q, qd = HUMAN.heel_strike_state(-1.0)
+    x = jnp.concatenate([q, qd])
+    with monkeypatch.context() as off:
+        off.setattr(_exported, "_folder", None)
+        plain = (replay._ends(HUMAN, x), replay._ends_jacobian(HUMAN, x))
+    first = (replay._ends(HUMAN, x), replay._ends_jacobian(HUMAN, x))
+    assert sorted(f.rpartition("-")[0] for f in _files(store)) == ["human_replay_ends", "human_replay_ends_jacobian"]
+    _exported._programs.clear()  # a new process: the files read
+    again = (replay._ends(HUMAN, x), replay._ends_jacobian(HUMAN, x))
+    assert len(exports) == 2
+    for a, b, c in zip(jax.tree.leaves(plain), jax.tree.leaves(first), jax.tree.leaves(again)):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    h = 1e-6
+    column = [(np.asarray(replay._ends(HUMAN, x.at[i].add(h))[0]) - np.asarray(replay._ends(HUMAN, x.at[i].add(-h))[0]))
+              / (2 * h) for i in (2, 11)]
+    np.testing.assert_allclose(np.stack(column, 1), np.asarray(again[1][0])[:, [2, 11]], rtol=1e-5, atol=1e-6)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.linalg
 
 from .._check import checks_as_nan
+from .._exported import PROGRAM_OPTIONS, stored
 from . import phases as ph
 from .integration import WIDTH, PhaseRate, SegmentRates, diffrax_integrate  # noqa: F401 - the last re-exported
 from .phases import PHASES, N
@@ -39,7 +40,9 @@ def _checks_as_nan(fn):
     return wrapped
 
 
+@stored("human_replay_landing", PROGRAM_OPTIONS)  # called from Python: its program kept across processes
 @eqx.filter_jit
+@checks_as_nan()
 def _landing(human, Y):
     """``(b, 2)`` height and vertical rate of ``MH_R`` for a batch of states ``Y``."""
     def one(y):
@@ -48,7 +51,9 @@ def _landing(human, Y):
     return jax.vmap(one)(Y)
 
 
+@stored("human_replay_strike", PROGRAM_OPTIONS)
 @eqx.filter_jit
+@checks_as_nan()
 def _strike(human, Y):
     """For a batch of pre-strike states: the relabelled post-impact state ``(b, 18)``, the left heel's height,
     the impact loss and the impulses."""
@@ -145,8 +150,8 @@ class _Segments:
         return Y1[:, :W], Y1[:, W:].reshape(J, W, W)
 
 
-@eqx.filter_jit
-def _ends(human, x):
+@checks_as_nan()
+def _end(human, x):
     """For one pre-strike state: the relabelled post-impact state, the left heel's height, ``MH_R``'s height and
     vertical rate."""
     q, qd = x[:N], x[N:]
@@ -155,7 +160,8 @@ def _ends(human, x):
             jnp.stack([human.tree().point_position(q, "MH_R")[1], human.point_velocity(q, qd, "MH_R")[1]]))
 
 
-_ends_jacobian = eqx.filter_jit(jax.jacfwd(_ends, argnums=1))
+_ends = stored("human_replay_ends", PROGRAM_OPTIONS)(eqx.filter_jit(_end))
+_ends_jacobian = stored("human_replay_ends_jacobian", PROGRAM_OPTIONS)(eqx.filter_jit(jax.jacfwd(_end, argnums=1)))
 
 
 def _residual(human, seg, Y, Phi, X, free):

@@ -127,19 +127,26 @@ def factor(s: BandedStructure, band: Float[Array, "n w"], pivoting: bool = True,
         block = BLOCK if s.lower >= BLOCKED_MIN else 1
     if not isinstance(block, int) or block < 1:
         raise ValueError(f"`block` must be a positive int, got {block!r}.")
-    n, kl = band.shape[0], s.lower
+    kl = s.lower
     if block == 1:
         U, L, piv = _by_rows(s, band, pivoting)
     else:
         U, L, piv = _blocked(s, band, pivoting, block)
-    # B[i, k_l − q] = the multiplier of row i at step i − q (q = 1…k_l)
-    i, q = np.arange(n)[:, None], np.arange(kl, 0, -1)[None, :]
-    lower = jnp.where(i - q >= 0, L[np.clip(i - q, 0, n - 1), q - 1], 0.0)
-    B = jnp.concatenate([lower, U], axis=1)
+    # B[i, k_l − q] = the multiplier of row i at step i − q (q = 1…k_l): L's columns sheared
+    B = jnp.concatenate([_sheared(L)[:, ::-1], U], axis=1)
     diag = jnp.abs(B[:, kl])
     scale = jnp.max(jnp.abs(band))
     min_pivot = jnp.where(scale > 0, jnp.min(diag) / jnp.where(scale > 0, scale, 1.0), 0.0)
     return BandedLU(B, piv, min_pivot)
+
+
+def _sheared(L: Float[Array, "n k"]) -> Float[Array, "n k"]:
+    """``S[i, q − 1] = L[i − q, q − 1]`` (``0`` for ``i < q``), ``q = 1…k``, by a reshape of the padded transpose
+    (row ``j`` of ``[Lᵀ | 0]`` read with a stride one shorter moves ``j`` places right): no index array, whose
+    size would grow with the mesh in the program."""
+    n, k = L.shape
+    Z = jnp.concatenate([jnp.zeros((k, 1), L.dtype), L.T, jnp.zeros((k, k), L.dtype)], axis=1)  # (k, n + k + 1)
+    return Z.reshape(-1)[: k * (n + k)].reshape(k, n + k)[:, :n].T
 
 
 def _by_rows(s: BandedStructure, band, pivoting):
@@ -191,9 +198,14 @@ def _blocked(s: BandedStructure, band, pivoting, b):
         t = np.arange(M) + first - i[..., None] + kl
         return jnp.where((t >= 0) & (t <= kl + ku), padded[i[..., None], np.clip(t, 0, kl + ku)], 0.0)
 
-    J = np.arange(1, blocks)[:, None]  # rows J b + k_l … enter the window of block J, placed from column J b
-    entering = placed(J * b + kl + np.arange(b), J[..., None] * b)
-    entering = jnp.concatenate([entering, jnp.zeros((1, b, M), band.dtype)])  # the last block: none
+    # rows J b + k_l + ρ enter the window of block J, placed from column J b: A[i, J b + t] = B[i, t − ρ]
+    rho, t = np.arange(b)[:, None], np.arange(M)[None, :] - np.arange(b)[:, None]
+    inside, t = (t >= 0) & (t <= kl + ku), np.clip(t, 0, kl + ku)
+
+    def entering(j):  # of block j + 1 (none after the last)
+        rows = jax.lax.dynamic_slice_in_dim(padded, jnp.minimum(j + 1, blocks - 1) * b + kl, b)
+        return jnp.where(inside & (j + 1 < blocks), rows[rho, t], 0.0)
+
     r, c = np.arange(R), np.arange(b)
     strictly_lower = c[:, None] > c[None, :]
 
@@ -213,8 +225,7 @@ def _blocked(s: BandedStructure, band, pivoting, b):
         P = jnp.where((c == k)[None, :] & (r > k)[:, None], l[:, None], P)  # L̃'s column: exchanged with later rows
         return P, order, L.at[k].set(l), piv.at[k].set(p - k), first
 
-    def step(W, xs):
-        j, new = xs
+    def step(W, j):
         start = (W[:, :b], jnp.arange(R), jnp.zeros((b, R), W.dtype), jnp.zeros(b, int), j * b)
         P, order, L, piv, _ = jax.lax.fori_loop(0, b, column, start)
         T = jnp.take(W[:, b:], order, axis=0) if pivoting else W[:, b:]
@@ -225,9 +236,9 @@ def _blocked(s: BandedStructure, band, pivoting, b):
         T2 = T[b:] - P[b:] @ U12
         U = jnp.concatenate([jnp.where(strictly_lower, 0.0, P[:b]), U12], axis=1)
         emitted = (U[c[:, None], c[:, None] + np.arange(m)], L[c[:, None], c[:, None] + 1 + np.arange(kl)], piv)
-        return jnp.concatenate([jnp.pad(T2, ((0, 0), (0, b))), new]), emitted
+        return jnp.concatenate([jnp.pad(T2, ((0, 0), (0, b))), entering(j)]), emitted
 
-    _, (U, L, piv) = jax.lax.scan(step, placed(np.arange(R), 0), (jnp.arange(blocks), entering))
+    _, (U, L, piv) = jax.lax.scan(step, placed(np.arange(R), 0), jnp.arange(blocks))
     return U.reshape(size, m)[:n], L.reshape(size, kl)[:n], piv.reshape(size)[:n]
 
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from difimpact import HeelStrikePosture, checks_as_nan, impact
+from difimpact._exported import stored
 
 from ..curves import monotone, require_finite
 from ..experiment import Outcome, check_that, experiment
@@ -42,7 +43,8 @@ def _posture_xi():
         q, qdot = human.heel_strike_state(OMEGA0_REF, posture=HeelStrikePosture(*angles))
         return _impact(human, q, qdot, 0.0, active).xi, human.step_length(q)
 
-    return jax.jit(jax.vmap(one, in_axes=(0, None)), compiler_options=_FAST_COMPILE)
+    return stored("ros_posture_xi", _FAST_COMPILE)(
+        jax.jit(jax.vmap(one, in_axes=(0, None))))
 
 
 def _posture_sensitivity(progress) -> str:

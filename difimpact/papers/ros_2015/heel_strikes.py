@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from difimpact import HeelStrikePosture, ImpactResults, SevenLinkHuman, checks_as_nan, impact
+from difimpact._exported import stored
 
 from ..curves import monotone, require_finite, table_rows
 from ..experiment import check_that
@@ -57,7 +58,7 @@ def _states():
     def state(omega0, dtheta):
         return human.heel_strike_state(omega0, theta_n + dtheta)
 
-    return jax.jit(jax.vmap(state), compiler_options=_FAST_COMPILE)
+    return stored("ros_heel_strike_states", _FAST_COMPILE)(jax.jit(jax.vmap(state)))
 
 
 def _active(blocked: tuple[str, ...]) -> np.ndarray:
@@ -102,7 +103,8 @@ def _heel_strike():
             J=jnp.concatenate([human.contact_jacobian(q, "CAL_R"), human.contact_jacobian(q, "MH_L")]),
         )
 
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None)), compiler_options=_FAST_COMPILE)
+    return stored("ros_heel_strikes", _FAST_COMPILE)(
+        jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None))))
 
 
 def _sweep(blocked, omega0, dtheta, rate, states=None):

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from difimpact import ImpactResults, SevenLinkHuman, checks_as_nan, impact
+from difimpact._exported import stored
 
 from . import measured_data as gait_data
 from .measured_data import PRE_IMPACT
@@ -36,9 +37,12 @@ def _impacts(joints: tuple[str, ...], heel: str, trailing: str):
                             jnp.where(sol.result == ImpactResults.no_consistent_set, 2, 3))
         return sol.xi, sol.T_minus, outcome
 
-    return eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0, None)))
+    # the closure's choices in the stored program's name: its key holds the call's arguments only
+    return stored("ros_measured_impacts-" + "-".join((heel, trailing, *joints)))(
+        eqx.filter_jit(eqx.filter_vmap(one, in_axes=(None, 0, 0, None))))
 
 
+@stored("ros_point_velocities")
 @eqx.filter_jit
 def _velocities(model, q, qdot, points: tuple[str, ...]):
     """Velocities [m/s] of the named `points` of `model` in a batch of states ``q, q̇``: ``(states, points, 2)``,

@@ -11,6 +11,7 @@ import numpy as np
 from difimpact import SevenLinkHuman, checks_as_nan, impact
 from difimpact._human_gait import gait as hg
 from difimpact._human_gait import phases as ph
+from difimpact._exported import stored
 from difimpact._human_gait.replay import close, diffrax_integrate
 
 from ..experiment import Outcome, check_that, experiment
@@ -49,7 +50,7 @@ def _blocked_impact():
                           blocked_active=dict(zip(published.JOINTS, active)), unilateral=("MH_L",),
                           unilateral_tangent="always", ground_tol=1e-3, throw=False)
 
-    return jax.jit(one)
+    return stored("ros_blocked_impact")(jax.jit(one))
 
 
 def blocking(gait, q=None, qd=None) -> dict:

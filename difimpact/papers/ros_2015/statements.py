@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from difimpact import HeelStrikePosture, checks_as_nan
+from difimpact._exported import stored
 
 from ..curves import require_finite
 from ..experiment import Check
@@ -64,7 +65,8 @@ def _around():
         torso = eq3(base, pose.torso + dtheta) - eq3(base, pose.torso)
         return _rotate(human, q0, dtheta), qd0 + torso + (omega0 - base) * slope
 
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, None, None)), compiler_options=_FAST_COMPILE)
+    return stored("ros_states_around", _FAST_COMPILE)(
+        jax.jit(jax.vmap(one, in_axes=(0, 0, None, None))))
 
 
 def around(q0, qd0):
