@@ -100,7 +100,8 @@ def _row(rows, item, wall, cpu, goal, limit, note, judged_on_wall=False):
     value = wall if judged_on_wall else cpu
     rows.append(dict(table="latency", item=item, value=wall, cpu_value=cpu, unit="s", goal=goal,
                      ratio=None if limit is None else value / limit,
-                     met=None if limit is None else bool(value <= limit), note=note))
+                     met=None if limit is None else bool(value <= limit), note=note,
+                     **(dict(judged_on="wall") if judged_on_wall else {})))
 
 
 def _profile(rows, what, wall, stages):

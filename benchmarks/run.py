@@ -103,7 +103,7 @@ def analysis(by_table):
                 measured = (f"{fmt(r['value'])} {r['unit']} (wall; CPU time {fmt(r.get('cpu_value'))})"
                             if r.get("judged_on") == "wall" else
                             f"{fmt(r.get('cpu_value'))} {r['unit']} (CPU time; wall {fmt(r['value'])})")
-                out.append(f"- **{r['item']}** missed: {measured} against {r['goal']}, a factor {1 / factor:.2g} "
+                out.append(f"- **{r['item']}** missed: {measured} against {r['goal']}, a factor {1 / factor:.3g} "
                            "short.")
             elif r.get("met") is False or r["item"].endswith("failed"):
                 out.append(f"- **{r['item']}**: {fmt(r.get('value'))} {r['unit']} ({r.get('note', '')}).")
