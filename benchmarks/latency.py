@@ -17,6 +17,7 @@ stored table with ``python benchmarks/run.py --render benchmarks/results.json --
 
 import json
 import os
+import pathlib
 import resource
 import subprocess
 import sys
@@ -158,13 +159,30 @@ def _stored(folder, ending="-cache") -> tuple[int, int]:
     return len(files), sum(os.path.getsize(f) for f in files)
 
 
+def _statements(folder) -> dict:
+    """Each experiment's rows and checks (statement, paper's value, ours, agreement) in `folder`: what its
+    report says, without the seconds it took."""
+    out = {}
+    for path in sorted(pathlib.Path(folder).glob("*/result.json")):
+        result = json.loads(path.read_text())
+        out[result["name"]] = (result["rows"], json.dumps(result["checks"], sort_keys=True))
+    return out
+
+
 def reproduce(env, tmp, args, rows):
-    """Rows of ``difimpact reproduce`` cold and warm (fresh processes, one cache folder)."""
+    """Rows of ``difimpact reproduce`` cold and warm: twice in a row as a user would (fresh processes, one cache
+    folder, one output folder, so that the second run starts the experiments that took longest in the first);
+    the second's report must say what the first's said."""
     quick = ["--quick"] if args.quick else []
-    runs = {}
+    runs, said, out = {}, {}, os.path.join(tmp, "out")
     for name in ("cold", "warm"):
-        cmd = [sys.executable, "-c", REPRODUCE, "reproduce", *quick, "--quiet", "--out", os.path.join(tmp, name)]
+        cmd = [sys.executable, "-c", REPRODUCE, "reproduce", *quick, "--quiet", "--out", out]
         runs[name] = timed(cmd, env, os.path.join(tmp, f"profile-{name}"))
+        said[name] = _statements(out)
+    if said["cold"] != said["warm"] or not said["cold"]:
+        names = said["cold"].keys() | said["warm"].keys()
+        differ = sorted(k for k in names if said["cold"].get(k) != said["warm"].get(k))
+        raise RuntimeError(f"the second run's report differs from the first's: {differ or 'no experiment ran'}")
     stored, size = _stored(os.path.join(tmp, "cache", "difimpact", "jax"))
     what = f"`difimpact reproduce{' --quick' if args.quick else ''}`"
     # the issue's goals, wall seconds (the experiments run in worker processes, `--jobs`' default)
@@ -172,7 +190,8 @@ def reproduce(env, tmp, args, rows):
     _row(rows, f"{what}, cold (empty compilation cache)", *runs["cold"][:2], cold[1], cold[0],
          f"stores {stored} programs, {size / 2**20:.1f} MiB; wall seconds judged", judged_on_wall=True)
     _row(rows, f"{what}, second run (the cache the first left)", *runs["warm"][:2], warm[1], warm[0],
-         f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run; wall seconds judged",
+         f"{runs['cold'][1] / runs['warm'][1]:.2f}× less CPU than the cold run; the report the same "
+         f"({len(said['warm'])} experiments' rows and checks); wall seconds judged",
          judged_on_wall=True)
     for name, (wall, _, _, stages) in runs.items():
         _profile(rows, f"{what}, {name}, where its time goes (seconds of the process, wall; XLA compile includes reads "

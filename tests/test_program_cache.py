@@ -49,8 +49,10 @@ ENTRY_POINTS = {
 }
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n == "periodic_gait" else [])
-                                  for n in ENTRY_POINTS])
+SLOW = [pytest.mark.slow, pytest.mark.stage2]  # the periodic gait's: a Newton loop on a differentiated stride
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=SLOW if n == "periodic_gait" else []) for n in ENTRY_POINTS])
 def test_top_level_program_holds_no_host_callback(name):
     """The program of a call from Python, lowered (not compiled): no host callback in it."""
     entry, args, kwargs = ENTRY_POINTS[name]()
@@ -168,6 +170,7 @@ out = dict(
     compliant_impact=float(di.compliant_impact(walker, q, qdot, "Q", normal=law,
                                                friction=di.Coulomb(0.75)).duration),
     stride=float(di.stride(di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])).step_time),
+    periodic_gait=float(di.periodic_gait(di.SimplestWalker(0.009), jnp.array([-0.2, 0.2, 0.016])).step_time),
     pushoff_impact=float(di.pushoff_impact(kuo, kuo.stance_configuration(jnp.array([0.3, 0.6])),
                                            jnp.array([0.0, 0.0, 0.5, 0.0]), 0.01, massless="keep").qdot_plus[2]),
 )
@@ -176,10 +179,12 @@ print(json.dumps(dict(values=out, hits=sorted({n: sum(f"'jit_{n}'" in m for m in
 """
 
 
-@pytest.mark.slow  # two processes, each compiling or loading six programs (about a minute on 2 cores)
+@pytest.mark.slow  # two processes, each compiling or loading seven programs (a minute or two on 2 cores)
+@pytest.mark.stage2
 def test_second_process_loads_the_programs(tmp_path):
-    """A first process compiles the programs of the impact maps (push-off included), the compliant phase and a
-    stride called from Python and stores them; a second finds each of them (a cache hit) and returns the same values."""
+    """A first process compiles the programs of the impact maps (push-off included), the compliant phase, a stride
+    and a periodic gait (Newton on the stride map, differentiated) called from Python and stores them; a second
+    finds each of them (a cache hit) and returns the same values."""
     folder = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if not k.startswith((
         "JAX_COMPILATION_CACHE", "JAX_PERSISTENT_CACHE", "JAX_ENABLE_COMPILATION_CACHE"))}
