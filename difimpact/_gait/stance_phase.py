@@ -48,9 +48,14 @@ def stance(system: AbstractHybridSystem, y0: Float[Array, " k"], rtol, atol, t_m
     sol = solve_hybrid(system, jnp.zeros((), y0.dtype), y0, system.initial_mode(y0), t_max=t_max,
                        solver=diffrax.Tsit5(), stepsize_controller=controller(rtol, atol), max_steps=max_steps,
                        max_phases=2, adjoint=diffrax.ForwardMode())
+    return (sol.t, sol.y, jnp.asarray(sol.mode), *ended(sol))
+
+
+def ended(sol) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """How a stance on the engine ended: the event component (−1 without one) and whether it failed (the step
+    limit or a solver failure; no event before ``t_max`` is not a failure)."""
     event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
-    failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
-    return sol.t, sol.y, jnp.asarray(sol.mode), event, failed
+    return event, (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
 
 
 def _filled(primal, tangent):

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from .._check import program, result_check
 from .._custom_types import Array, Bool, Config, Float, Scalar, Velocity
-from .._hybrid import EVENT_SHIFT, AbstractHybridSystem, HybridResults, solve_hybrid
+from .._hybrid import EVENT_SHIFT, AbstractHybridSystem, solve_hybrid
 from .._impact.constrained import ImpactResults
 from .._results import RESULTS
 from .._models.walker import AbstractWalker
@@ -19,7 +19,7 @@ from .._check_members import check_members
 from .._linalg import full_precision
 from .._validation import count, instance, tolerance
 from .heel_strike import heel_strike
-from .stance_phase import controller, stance
+from .stance_phase import controller, ended, stance
 
 
 class GaitResults(RESULTS):  # pyright: ignore
@@ -162,9 +162,7 @@ def _integrate(system: StanceSystem, y0, options: StanceTolerances):
         stepsize_controller=controller(rtol, atol), max_steps=options.max_steps, max_phases=2,
         adjoint=options.adjoint,
     )
-    event = jnp.where(sol.result == HybridResults.successful, sol.event, -1)
-    failed = (sol.result != HybridResults.successful) & (sol.result != HybridResults.no_end)
-    return sol.t, sol.y, event, failed
+    return (sol.t, sol.y, *ended(sol))
 
 
 _NO_REVERSE = (
