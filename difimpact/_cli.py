@@ -129,8 +129,26 @@ def _run_one(name: str, out: pathlib.Path, quick: bool, run: int, progress) -> t
     return name, outcome.rows, outcome.checks, seconds, str(folder)
 
 
-def _worker(cache: bool) -> None:
-    """A worker process of ``--jobs``: the command's settings (its XLA flags come with the environment)."""
+def _watch_parent(parent: int) -> None:
+    """Exit this process when its parent `parent` is gone (killed, or stopped without ending its workers): a
+    worker's experiment would otherwise run on, holding memory and cores, for a command that no longer exists."""
+    import multiprocessing
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        for child in multiprocessing.active_children():  # the helper compiling ahead (papers._ahead)
+            child.terminate()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="difimpact-watch-parent", daemon=True).start()
+
+
+def _worker(cache: bool, parent: int) -> None:
+    """A worker process of ``--jobs``: the command's settings (its XLA flags come with the environment); it ends
+    itself when the command's process `parent` is gone."""
+    _watch_parent(parent)
     _compile_faster()
     if cache:
         _enable_compile_cache()
@@ -153,8 +171,8 @@ def _in_workers(names: list[str], out: pathlib.Path, quick: bool, run: int, jobs
 
     order = sorted(names, key=weight, reverse=True)
     pool = cf.ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker,
-                                  initargs=(cache,))
-    with pool:
+                                  initargs=(cache, os.getpid()))
+    try:
         futures = {pool.submit(_run_one, name, out, quick, run, None): name for name in order}
         failure = None
         for done in cf.as_completed(futures):
@@ -162,13 +180,31 @@ def _in_workers(names: list[str], out: pathlib.Path, quick: bool, run: int, jobs
                 continue
             try:
                 yield done.result()
-            except BaseException as err:  # noqa: BLE001 - raised after the running ones are recorded
+            except Exception as err:  # noqa: BLE001 - raised after the running ones are recorded
                 if failure is None:
                     failure, err.difimpact_experiment = err, futures[done]
                 for f in futures:
                     f.cancel()
         if failure is not None:
             raise failure
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM, the consumer stopped): nothing of the run goes on
+        _end_workers(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _end_workers(pool) -> None:
+    """Cancel `pool`'s queued experiments and end its worker processes now, rather than waiting for the running
+    experiments to finish (``shutdown(wait=True)`` alone would, and a second interrupt would leave them running
+    without the command)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=10)
 
 
 def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool = False, jobs: int = 1,
@@ -187,11 +223,13 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
     progress = _progress(quiet or not sys.stderr.isatty())  # no bars (escape codes) in a piped log
     jobs = max(1, min(jobs, len(experiments)))
     if jobs > 1:
-        results = progress(_in_workers(experiments, out, quick, run, jobs, cache), desc="experiments",
-                           total=len(experiments))
+        source = _in_workers(experiments, out, quick, run, jobs, cache)
+        results = progress(source, desc="experiments", total=len(experiments))
     else:
-        results = (_run_one(name, out, quick, run, progress) for name in progress(experiments, desc="experiments"))
+        source = results = (_run_one(name, out, quick, run, progress)
+                            for name in progress(experiments, desc="experiments"))
     running = set(experiments)
+    previous = _stop_on_sigterm()
     try:
         for name, rows, checks, seconds, folder in results:
             running.discard(name)
@@ -211,10 +249,36 @@ def reproduce(names, out: pathlib.Path, as_json: bool, quick: bool, quiet: bool 
                           error=None if interrupted else f"{type(err).__name__}: {err}"[:300])
         print(f"run {'interrupted' if interrupted else 'failed'}; report: {out / report.REPORT}", file=sys.stderr)
         raise
+    finally:
+        source.close()  # the workers end with the run, however it ends
+        _restore_sigterm(previous)
     report.update_run(out, state="complete")
     if not as_json:
         print(f"report: {out / report.REPORT}", file=sys.stderr)
     return 0
+
+
+def _stop_on_sigterm():
+    """``SIGTERM`` (``kill``, a job scheduler's time limit) stops the run as Ctrl-C does: the report records the
+    interruption and the worker processes end with the command. In the main thread only (elsewhere nothing).
+
+    **Returns:** the handler it replaced, for :func:`_restore_sigterm`."""
+    import signal
+    import threading
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _restore_sigterm(previous) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _check_out(out: pathlib.Path, error) -> None:

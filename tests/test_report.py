@@ -77,7 +77,7 @@ def test_interrupted_run_says_so(tmp_path, fakes):
     with pytest.raises(KeyboardInterrupt):
         _reproduce(tmp_path, "fake-a", "fake-b", "fake-c")
     report = (tmp_path / "report.md").read_text()
-    assert "**Run 1 (`difimpact reproduce fake-a fake-b fake-c`, full) was interrupted** (Ctrl-C) during `fake-b`" \
+    assert "**Run 1 (`difimpact reproduce fake-a fake-b fake-c`, full) was interrupted** (Ctrl-C or SIGTERM) during `fake-b`" \
         in report
     assert "did not finish: `fake-b`, `fake-c`." in report
     assert _sections(report) == [("fake-a", "full")]
@@ -115,3 +115,74 @@ def test_experiments_in_worker_processes(tmp_path):
     for name in names:
         assert (tmp_path / "2" / name / f"{name}.csv").read_text() == \
             (tmp_path / "1" / name / f"{name}.csv").read_text()
+
+
+def _children(pid):
+    """The process ids whose parent is `pid` (Linux's /proc)."""
+    import pathlib
+
+    found = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid):
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    return state != "Z"
+
+
+@pytest.mark.slow  # starts a command and its two workers: CI's second stage
+@pytest.mark.stage2
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+def test_stopped_command_takes_its_workers_along(tmp_path, signal_name):
+    """A ``reproduce --jobs 2`` stopped by a signal leaves no worker running: ``SIGTERM`` stops it as Ctrl-C does
+    (the report says interrupted, the workers are ended), and after ``SIGKILL`` (no clean-up possible) the workers
+    notice that their command is gone and end themselves."""
+    import os
+    import pathlib
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not pathlib.Path("/proc/self/stat").exists():
+        pytest.skip("reads the process table from Linux's /proc")
+    out = tmp_path / "out"
+    command = [sys.executable, "-c", "import sys, _difimpact_cli; sys.exit(_difimpact_cli.main())", "reproduce",
+               "gait-human-predicted", "gait-five-link", "--quick", "--quiet", "--no-cache", "--jobs", "2",
+               "--out", str(out)]
+    parent = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(workers) >= 2, f"no workers started: {parent.poll()=}"
+        time.sleep(8.0)  # the workers import and start their experiments (minutes each)
+        assert all(_alive(w) for w in workers)
+        parent.send_signal(getattr(signal, signal_name))
+        _, err = parent.communicate(timeout=60)
+        deadline = time.monotonic() + 20
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not [w for w in workers if _alive(w)], "a worker outlived its command"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for w in _children(parent.pid):
+            os.kill(w, signal.SIGKILL)
+    if signal_name == "SIGTERM":
+        assert parent.returncode != 0
+        assert "run interrupted" in err
+        assert "interrupted" in (out / "report.md").read_text()

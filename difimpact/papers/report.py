@@ -119,7 +119,7 @@ def _status(run, results) -> list[str]:
     lines = [{
         "running": f"**{what} has not finished**: it was still running when this report was written, or it "
                    "was killed.",
-        "interrupted": f"**{what} was interrupted** (Ctrl-C) during `{run['stopped_in']}`.",
+        "interrupted": f"**{what} was interrupted** (Ctrl-C or SIGTERM) during `{run['stopped_in']}`.",
         "failed": f"**{what} failed** in `{run['stopped_in']}`: {run['error']}",
     }[run["state"]], "", f"Experiments of this run that did not finish: {', '.join(f'`{n}`' for n in missing)}."]
     older = [f"`{n}` (run {results[n]['run']}, {_mode(results[n]['quick'])})" for n in missing if n in results]
