@@ -164,6 +164,7 @@ def test_stopped_command_takes_its_workers_along(tmp_path, signal_name):
                "gait-human-predicted", "gait-five-link", "--quick", "--quiet", "--no-cache", "--jobs", "2",
                "--out", str(out)]
     parent = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    workers = []
     try:
         deadline = time.monotonic() + 120
         while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
@@ -180,8 +181,9 @@ def test_stopped_command_takes_its_workers_along(tmp_path, signal_name):
     finally:
         if parent.poll() is None:
             parent.kill()
-        for w in _children(parent.pid):
-            os.kill(w, signal.SIGKILL)
+        for w in set(workers + _children(parent.pid)):  # those outliving a failed check too
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
     if signal_name == "SIGTERM":
         assert parent.returncode != 0
         assert "run interrupted" in err
