@@ -97,6 +97,50 @@ def test_inertia_from_the_pivots(shift):
     assert int(np.sum(d > 0)) == int(np.sum(eig > 0))
 
 
+def _symmetric_band(rng, n, kl, shift):
+    """A random symmetric matrix of bandwidth `kl`, shifted by `shift` on the diagonal, its rows scrambled by a
+    symmetric permutation (the ordering has work to do)."""
+    a = np.zeros((n, n))
+    for k in range(kl + 1):
+        v = rng.normal(size=n - k)
+        a[np.arange(k, n), np.arange(n - k)] = v
+        a[np.arange(n - k), np.arange(k, n)] = v
+    a += shift * np.eye(n)
+    p = rng.permutation(n)
+    return a[np.ix_(p, p)]
+
+
+@pytest.mark.parametrize("n, kl, block", [(61, 5, None), (61, 5, 16), (140, 66, None), (97, 64, 7), (9, 3, 16)])
+@pytest.mark.parametrize("shift", [-3.0, 0.0, 3.0])
+def test_ldl_pivots_are_the_unpivoted_elimination_s(n, kl, block, shift):
+    """The symmetric elimination's pivots (the inertia test without a border) equal those of the unpivoted
+    ``LU`` (to their growth) and have the signs of NumPy's eigenvalues; by rows and by blocks, a last block
+    partly padding, a band wider than the matrix's blocks."""
+    rng = np.random.default_rng(5 + n + kl)
+    a = _symmetric_band(rng, n, kl, shift)
+    s = banded.BandedStructure.of(a != 0)
+    assert s.lower == s.upper == kl
+    band = banded.to_band(s, jnp.asarray(a))
+    d = np.asarray(jax.jit(lambda B: banded.ldl_pivots(s, B, block))(band))
+    lu = np.asarray(banded.factor(s, band, pivoting=False, block=block).band[:, kl])
+    np.testing.assert_allclose(d, lu, rtol=1e-7, atol=1e-9)
+    eig = np.linalg.eigvalsh(a)
+    assert int(np.sum(d < 0)) == int(np.sum(eig < 0)) and int(np.sum(d > 0)) == int(np.sum(eig > 0))
+
+
+def test_ldl_pivots_in_a_batch_and_its_errors():
+    """Under ``vmap`` each member's pivots are its own; a band that is not symmetric is refused by name."""
+    mats = np.stack([_symmetric_band(np.random.default_rng(i), 40, 4, 0.5) for i in range(3)])
+    s = banded.BandedStructure.of(np.any(mats != 0, axis=0))
+    bands = jax.vmap(lambda m: banded.to_band(s, m))(jnp.asarray(mats))
+    d = jax.jit(jax.vmap(lambda B: banded.ldl_pivots(s, B)))(bands)
+    for i in range(3):
+        np.testing.assert_allclose(d[i], banded.ldl_pivots(s, bands[i]), rtol=1e-12)
+    lopsided = banded.BandedStructure(s.perm, s.lower, s.upper + 1)
+    with pytest.raises(ValueError, match="k_l = k_u"):
+        banded.ldl_pivots(lopsided, jnp.zeros((40, lopsided.width)))
+
+
 def test_under_vmap():
     rng = np.random.default_rng(4)
     a, border = _ring(rng)
