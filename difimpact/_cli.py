@@ -198,7 +198,10 @@ def _end_workers(pool) -> None:
     """Cancel `pool`'s queued experiments and end its worker processes now, rather than waiting for the running
     experiments to finish (``shutdown(wait=True)`` alone would, and a second interrupt would leave them running
     without the command)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    if hasattr(pool, "terminate_workers"):  # Python ≥ 3.14
+        pool.terminate_workers()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own record of them
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
