@@ -174,6 +174,17 @@ def _by_rows(s: BandedStructure, band, pivoting):
     return U, L, piv
 
 
+def _panel_column(P, k, r, c, tiny):
+    """Column ``k`` of a panel ``P`` (rows `r`, columns `c`) eliminated without exchange: the rows below ``k``
+    updated right of it and its multipliers stored in its place. **Returns:** ``(P, multipliers, pivot)``."""
+    row = jax.lax.dynamic_index_in_dim(P, k, axis=0, keepdims=False)
+    pivot = jax.lax.dynamic_index_in_dim(row, k, keepdims=False)
+    l = jnp.where(r > k, jax.lax.dynamic_index_in_dim(P, k, axis=1, keepdims=False), 0.0)
+    l = l / jnp.where(pivot == 0, tiny, pivot)
+    P = P - l[:, None] * jnp.where(c > k, row, 0.0)[None, :]
+    return jnp.where((c == k)[None, :] & (r > k)[:, None], l[:, None], P), l, pivot
+
+
 def _blocked(s: BandedStructure, band, pivoting, b):
     r"""``(U, L, pivots)`` of the same elimination, ``b`` columns per step (LAPACK ``dgbtrf``; Golub & Van Loan,
     §3.4.8 and §4.3.5): a ``scan`` over blocks of columns carries the ``(k_l + b) × (k_l + k_u + b)`` window of
@@ -217,12 +228,7 @@ def _blocked(s: BandedStructure, band, pivoting, b):
             P, order = swap_rows(P, k, p), swap_rows(order, k, p)
         else:
             p = k
-        row = jax.lax.dynamic_index_in_dim(P, k, axis=0, keepdims=False)
-        pivot = jax.lax.dynamic_index_in_dim(row, k, keepdims=False)
-        l = jnp.where(r > k, jax.lax.dynamic_index_in_dim(P, k, axis=1, keepdims=False), 0.0)
-        l = l / jnp.where(pivot == 0, tiny, pivot)
-        P = P - l[:, None] * jnp.where(c > k, row, 0.0)[None, :]
-        P = jnp.where((c == k)[None, :] & (r > k)[:, None], l[:, None], P)  # L̃'s column: exchanged with later rows
+        P, l, _ = _panel_column(P, k, r, c, tiny)  # L̃'s column in place: exchanged with later rows
         return P, order, L.at[k].set(l), piv.at[k].set(p - k), first
 
     def step(W, j):
@@ -279,12 +285,7 @@ def ldl_pivots(s: BandedStructure, band: Float[Array, "n w"], block: int | None 
 
     def column(k, carry):
         P, d = carry
-        pivot = jax.lax.dynamic_index_in_dim(jax.lax.dynamic_index_in_dim(P, k, keepdims=False), k, keepdims=False)
-        l = jnp.where(r > k, jax.lax.dynamic_index_in_dim(P, k, axis=1, keepdims=False), 0.0)
-        l = l / jnp.where(pivot == 0, tiny, pivot)
-        row = jax.lax.dynamic_index_in_dim(P, k, axis=0, keepdims=False)
-        P = P - l[:, None] * jnp.where(c > k, row, 0.0)[None, :]
-        P = jnp.where((c == k)[None, :] & (r > k)[:, None], l[:, None], P)  # the multipliers, in place
+        P, _, pivot = _panel_column(P, k, r, c, tiny)
         return P, d.at[k].set(pivot)
 
     def step(W, j):
