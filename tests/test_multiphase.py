@@ -124,3 +124,54 @@ def test_own_layout_is_ipopts_optimum(four_phase):
     _, J, _ = tree.point_kinematics(gait.q[toe], gait.qdot[toe], "MH_R")
     assert abs(float(tree.point_position(gait.q[toe], "MH_R")[1])) < 1e-6
     assert abs(float(J[1] @ gait.qdot[toe])) < 1e-5
+
+
+@pytest.mark.slow
+def test_transcriptions_impact_is_the_impact_map():
+    """The transcription's heel strike (:meth:`~difimpact.ContactGait.impact_jump`, the Schur complement alone,
+    from the rows and ``M⁻¹Aᵀ`` of the last point's dynamics or computed afresh) equals the library's impact map
+    (:func:`~difimpact._impact.kkt.solve_kkt`, with its rank diagnosis) at random states, and its post-impact
+    velocity satisfies ``A q̇⁺ = 0`` and the momentum balance ``M (q̇⁺ − q̇⁻) = Aᵀ P``."""
+    human, rng = di.SevenLinkHuman(), np.random.default_rng(3)
+    active = jnp.asarray(STEP.mask(STEP.phases[3]), float)
+
+    @jax.jit
+    def both(q, qd):
+        at = STEP.point_dynamics(human, active, q, qd, jnp.zeros(6))
+        return STEP.impact(human, q, qd), STEP.impact_jump(human, q, qd), STEP.impact_jump(human, q, qd, at)
+
+    for _ in range(4):
+        q = jnp.asarray([0.1, 0.9, 0.1, -0.3, 0.2, 0.1, 0.4, 0.3, -0.2]) + 0.1 * rng.standard_normal(9)
+        qd = jnp.asarray(rng.standard_normal(9))
+        ref, fresh, reused = both(q, qd)
+        assert int(ref.result._value) == 0
+        for qd_plus, impulses in (fresh, reused):
+            np.testing.assert_allclose(qd_plus, ref.qdot_plus, rtol=1e-11, atol=1e-12)
+            np.testing.assert_allclose(impulses, ref.impulses, rtol=1e-11, atol=1e-12)
+        A = jnp.concatenate([human.contact_jacobian(q, p)[np.asarray(r)] for p, r in STEP.strike])
+        np.testing.assert_allclose(A @ reused[0], 0.0, atol=1e-12)
+        np.testing.assert_allclose(human.mass_matrix(q) @ (reused[0] - qd), A.T @ reused[1], atol=1e-11)
+
+
+@pytest.mark.slow
+def test_tracking_lagrangian_from_one_evaluation():
+    """The tracked gait's objective reads the contact forces: its Lagrangian from one evaluation of the dynamics
+    (:meth:`~difimpact.MultiPhaseProblem.objective_and_constraints`, what the solver differentiates twice) has the
+    value and the Hessian (on the layout's pattern) of the objective and the constraints evaluated apart."""
+    from difimpact._human_gait import gait as hg
+    from difimpact._human_gait.tracking import tracking_target
+    from difimpact._nlp.sparsity import hessian
+
+    problem = hg.make_problem(di.SevenLinkHuman(), 1.3, segments=1, method="hermite-simpson", friction=0.8,
+                              torque_max=300.0, duration_bounds=hg.DURATIONS, tracking=tracking_target())
+    sp = sparsity(problem)
+    z, rng = _random_point(problem, 2)
+    c, d = problem.constraints(z)
+    lc, ld = jnp.asarray(rng.standard_normal(c.shape[0])), jnp.asarray(rng.standard_normal(d.shape[0]))
+    J, (c1, d1) = problem.objective_and_constraints(z)
+    np.testing.assert_allclose(J, problem.objective(z), rtol=1e-13)
+    np.testing.assert_allclose(jnp.concatenate([c1, d1]), jnp.concatenate([c, d]), rtol=1e-13, atol=1e-13)
+    apart, joint = jax.jit(lambda z: (hessian(problem.objective, problem.constraints, z, lc, ld, sp).values,
+                                      hessian(None, None, z, lc, ld, sp, problem.objective_and_constraints).values))(z)
+    assert np.all(np.isfinite(apart))
+    np.testing.assert_allclose(joint, apart, rtol=1e-10, atol=1e-9 * np.abs(apart).max())

@@ -122,10 +122,15 @@ class ContactGait(eqx.Module):
         B[list(self.actuated), np.arange(self.controls)] = 1.0
         return jnp.asarray(B, dtype)
 
-    @full_precision
     def dynamics(self, model, active, q, qd, u):
         """``(q̈, λ, y)``: the accelerations, the ground's forces on :attr:`rows` [N] (zero where not `active`)
         and the heights of :attr:`points` (module docstring)."""
+        d = self.point_dynamics(model, active, q, qd, u)
+        return d.qdd, d.forces, d.heights
+
+    @full_precision
+    def point_dynamics(self, model, active, q, qd, u) -> "PointDynamics":
+        """:meth:`dynamics` with the rows ``A`` of every contact and ``M^{-1} A^T`` (the same solve's)."""
         tree = model.tree()
         M, c = tree.mass_and_bias(q, qd)
         kin = [tree.point_kinematics(q, qd, p) for p in self.points]
@@ -134,22 +139,48 @@ class ContactGait(eqx.Module):
         bias = jnp.concatenate([a[::-1] for _, _, a in kin])
         height = jnp.concatenate([jnp.stack([p[1], jnp.zeros((), q.dtype)]) for p, _, _ in kin])
         stab = 2 * self.alpha * (A_all @ qd) + self.alpha**2 * height
-        rhs = jnp.concatenate([A.T, (self.actuation(q.dtype) @ u - c)[:, None]], axis=1)
+        rhs = jnp.concatenate([A_all.T, (self.actuation(q.dtype) @ u - c)[:, None]], axis=1)
         X = solve_spd(M, rhs, "M")
-        Minv_At, free = X[:, :-1], X[:, -1]
+        mobility, free = X[:, :-1], X[:, -1]
+        Minv_At = mobility * active[None, :]
         schur = A @ Minv_At + jnp.diag(jnp.where(active, 0.0, 1.0))
         lam = solve_spd(schur, jnp.where(active, -bias - stab - A @ free, 0.0), "A M^-1 A^T")
-        return free + Minv_At @ lam, lam, jnp.stack([p[1] for p, _, _ in kin])
+        return PointDynamics(free + Minv_At @ lam, lam, jnp.stack([p[1] for p, _, _ in kin]), A_all, mobility)
 
-    def vdynamics(self, model, active, q, qd, u):
-        """:meth:`dynamics` at every point (rows of `active`, `q`, `qd`, `u`)."""
-        return jax.vmap(self.dynamics, in_axes=(None, 0, 0, 0, 0))(model, active, q, qd, u)
+    def vdynamics(self, model, active, q, qd, u) -> "PointDynamics":
+        """:meth:`point_dynamics` at every point (rows of `active`, `q`, `qd`, `u`)."""
+        return jax.vmap(self.point_dynamics, in_axes=(None, 0, 0, 0, 0))(model, active, q, qd, u)
 
     @full_precision
     def impact(self, model, q, qd) -> ImpactSolution:
-        """The step's impact on the `strike` rows, impulses in their order."""
-        A = jnp.concatenate([_rows(model.contact_jacobian(q, p), rows) for p, rows in self.strike])
+        """The step's impact on the `strike` rows, impulses in their order: the library's impact map, with its
+        diagnosis (redundant rows, an undetermined velocity) in ``result``."""
+        A = self._strike_jacobian(model, q)
         return solve_kkt(model.mass_matrix(q), A, qd, jnp.zeros(A.shape[0], q.dtype), False)
+
+    @full_precision
+    def impact_jump(self, model, q, qd, at: "PointDynamics | None" = None
+                    ) -> tuple[Float[Array, " n"], Float[Array, " m"]]:
+        r"""``(q̇⁺, P)`` of :meth:`impact` (the post-impact rates and the impulses on the `strike` rows) by the
+        Schur complement alone, for the transcription, which differentiates it twice:
+
+        $$P = -(A M^{-1} A^T)^{-1} A \dot q^-, \qquad \dot q^+ = \dot q^- + M^{-1} A^T P$$
+
+        (Ros et al. 2015, eqs. 4–9, the strike rows sticking), ``A`` and ``M^{-1} A^T`` taken from `at` (the
+        :meth:`point_dynamics` at ``q``, ``q̇``) where given. Equal to :meth:`impact`'s where ``A`` has full row
+        rank; where ``A M^{-1} A^T`` is singular to working precision the values are NaN (:func:`solve_spd`'s
+        check inside the solve's program), a trial point the solver rejects."""
+        if at is None:
+            A = self._strike_jacobian(model, q)
+            X = solve_spd(model.mass_matrix(q), A.T, "M")
+        else:
+            struck = np.array([self.rows.index((p, r)) for p, rows in self.strike for r in rows])
+            A, X = at.rows[struck], at.mobility[:, struck]
+        P = solve_spd(A @ X, -(A @ qd), "A M^-1 A^T")
+        return qd + X @ P, P
+
+    def _strike_jacobian(self, model, q):
+        return jnp.concatenate([_rows(model.contact_jacobian(q, p), rows) for p, rows in self.strike])
 
     def strike_normals(self) -> np.ndarray:
         """Indices of the impact's normal impulses."""
@@ -160,6 +191,18 @@ class ContactGait(eqx.Module):
         shift = model.tree().point_position(q, self.strike[0][0])[0]
         perm = np.asarray(self.mirror)
         return q[perm].at[0].add(-shift), qd_plus[perm]
+
+
+class PointDynamics(NamedTuple):
+    """:meth:`ContactGait.point_dynamics` at a point (or at every point, stacked): ``q̈``, the `forces` on the
+    gait's rows [N], the `heights` of its points [m], the `rows` ``A`` ``(2 P, n)`` of every contact (normal and
+    tangential velocity of each point) and their `mobility` ``M^{-1} A^T`` ``(n, 2 P)``."""
+
+    qdd: Float[Array, "... n"]
+    forces: Float[Array, "... m"]
+    heights: Float[Array, "... p"]
+    rows: Float[Array, "... m n"]
+    mobility: Float[Array, "... n m"]
 
 
 def _rows(J, rows):

@@ -66,7 +66,8 @@ class MultiPhaseProblem(eqx.Module):
     """The numbers (leaves: what gradients reach) and the structure (static) of one gait problem: `model` walking
     the phases of `gait` on `mesh` at `speed` [m/s], friction coefficient `friction`, torques within `torque_max`
     [N m] in units of `torque_unit`, each phase's duration within `duration_bounds` [s], extra cost `terms`
-    (objects with ``cost(problem, z)``)."""
+    (objects with ``cost(problem, z)``; one with ``uses_forces = True`` is called ``cost(problem, z, forces)``
+    with the contact forces ``(G, 2 P)`` [N] on the gait's rows where they are computed already)."""
 
     model: object
     speed: Scalar
@@ -126,14 +127,19 @@ class MultiPhaseProblem(eqx.Module):
     def field(self, z):
         """``(f, λ, y)`` at every point: the phase-time derivative of the states, the contact forces on the
         gait's rows [N] and the heights of its points [m]."""
+        f, d = self._field(z)
+        return f, d.forces, d.heights
+
+    def _field(self, z):
+        """``f`` and the :class:`~.contact.PointDynamics` at every point."""
         L, n = self.layout, self.layout.n
         Z = z.reshape(-1, L.block)
         x, v = Z[:, :L.states], Z[:, L.states:]
-        qdd, lam, y = self.gait.vdynamics(self.model, jnp.asarray(self.active(), z.dtype), x[:, :n],
-                                          x[:, n:2 * n], self.torque_unit * v)
+        d = self.gait.vdynamics(self.model, jnp.asarray(self.active(), z.dtype), x[:, :n], x[:, n:2 * n],
+                                self.torque_unit * v)
         ones = jnp.ones((x.shape[0], 1), x.dtype)
-        f = jnp.concatenate([x[:, n:2 * n], qdd, ones, jnp.sum(v**2, axis=1, keepdims=True), 0 * ones], axis=1)
-        return x[:, L.tau:L.tau + 1] * f, lam, y
+        f = jnp.concatenate([x[:, n:2 * n], d.qdd, ones, jnp.sum(v**2, axis=1, keepdims=True), 0 * ones], axis=1)
+        return x[:, L.tau:L.tau + 1] * f, d
 
     def end(self, z):
         n = self.layout.n
@@ -144,34 +150,46 @@ class MultiPhaseProblem(eqx.Module):
         q, _ = self.end(z)
         return self.model.tree().point_position(q, self.gait.strike[0][0])[0]
 
-    def objective(self, z):
+    def objective(self, z, forces=None):
+        """``J`` (module docstring); a term that reads the contact forces (``uses_forces``) gets `forces` (the
+        field's, where the caller has them) rather than evaluating the dynamics again."""
         x, _ = self.unpack(z)[-1]
         J = x[-1, self.layout.effort] / self.step_length(z)
         for term in self.terms:
-            J = J + term.cost(self, z)
+            uses = getattr(term, "uses_forces", False) and forces is not None
+            J = J + (term.cost(self, z, forces) if uses else term.cost(self, z))
         return J
 
     def constraints(self, z):
         """``(c, d)``: :meth:`equality` and :meth:`inequality` from one evaluation of the dynamics at every point
         and of the impact (what the solver differentiates)."""
-        f, lam, y = self.field(z)
-        q, qd = self.end(z)
-        impact = self.gait.impact(self.model, q, qd)
-        return self._equality(z, f, q, impact), self._inequality(lam, y, q, qd, impact)
+        return self._constraints(z, *self._field(z))
+
+    def objective_and_constraints(self, z):
+        """``(J, (c, d))`` from one evaluation of the dynamics at every point: the Lagrangian the solver
+        differentiates twice, where a term's cost reads the contact forces."""
+        f, d = self._field(z)
+        return self.objective(z, d.forces), self._constraints(z, f, d)
+
+    def _constraints(self, z, f, d):
+        lam, y = d.forces, d.heights
+        q, qd = self.end(z)  # the last point's: the impact reuses its rows and M^-1 A^T
+        qd_plus, impulses = self.gait.impact_jump(self.model, q, qd, jax.tree.map(lambda a: a[-1], d))
+        return self._equality(z, f, q, qd_plus), self._inequality(lam, y, q, qd, impulses)
 
     def equality(self, z):
         """The defects, the phases' continuity, the periodicity through the impact and relabelling, the
         touchdowns at rest, the striking point on the ground at the step's length."""
         return self.constraints(z)[0]
 
-    def _equality(self, z, f, q, impact):
+    def _equality(self, z, f, q, qd_plus):
         L, n = self.layout, self.layout.n
         parts = self.unpack(z)
         o = self.offsets
         rows = [self.mesh.defects(p, x, f[o[p]:o[p + 1]]).reshape(-1) for p, (x, _) in enumerate(parts)]
         for (a, _), (b, _) in itertools.pairwise(parts):
             rows.append(b[0, :L.tau] - a[-1, :L.tau])
-        q0, qd0 = self.gait.relabel(self.model, q, impact.qdot_plus)
+        q0, qd0 = self.gait.relabel(self.model, q, qd_plus)
         x0 = parts[0][0][0]
         rows += [x0[:n] - q0, x0[n:2 * n] - qd0, x0[L.t:L.tau]]
         tree = self.model.tree()
@@ -203,13 +221,13 @@ class MultiPhaseProblem(eqx.Module):
         impulses ``≥ 0``; forces in body weights and impulses per unit mass [m/s]."""
         return self.constraints(z)[1]
 
-    def _inequality(self, lam, y, q, qd, impact):
+    def _inequality(self, lam, y, q, qd, impulses):
         tree = self.model.tree()
         mass = jnp.sum(tree.mass)
         lam = lam / (mass * tree.g)  # forces in body weights, impulses in m/s: rows of order one
         n, t = lam[:, 0::2], lam[:, 1::2]
         candidates = jnp.concatenate([n, self.friction * n - t, self.friction * n + t, y], axis=1)
-        impulses = impact.impulses / mass
+        impulses = impulses / mass
         descent = -self.model.point_velocity(q, qd, self.gait.strike[0][0])[1]
         final = jnp.concatenate([descent[None], impulses[self.gait.strike_normals()]])
         return jnp.concatenate([candidates.reshape(-1)[self.path_rows()], final])

@@ -74,6 +74,10 @@ def _constraints(z, p):
     return p.constraints(z)
 
 
+def _joint(z, p):
+    return p.objective_and_constraints(z)
+
+
 @stored("multiphase_gait", OPTIMISED_PROGRAM_OPTIONS)
 @eqx.filter_jit
 def solve_problem(problem: MultiPhaseProblem, z0, options: NLPOptions, finish=None):
@@ -91,7 +95,7 @@ def solve_problem(problem: MultiPhaseProblem, z0, options: NLPOptions, finish=No
         sol = solve_nlp_prechecked(_objective, z0, problem, equality=None, inequality=None,
                                    constraints=_constraints, lower=lower, upper=upper, inequality_lower=d_lo,
                                    inequality_upper=d_hi, sparsity=sparsity(problem), options=options, throw=False,
-                                   checked=True)
+                                   checked=True, joint=_joint if problem.terms else None)
         return (_gait if finish is None else finish)(problem, sol)
 
 

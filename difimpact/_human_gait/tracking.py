@@ -33,6 +33,7 @@ non-physical forces.
 """
 
 import importlib.resources
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -174,9 +175,12 @@ class TrackingTarget(eqx.Module):
         return (jnp.asarray(w, x.dtype) * x[:, ITAU]) @ running / T_m + self.time_weight * (
             (x[-1, IT] - T_m) / sd_T) ** 2
 
-    def cost(self, problem: HumanGaitProblem, z) -> Scalar:
-        """The tracking terms of the problem's objective at its variables `z`."""
-        _, lam, _ = problem.field(z)
+    uses_forces: ClassVar[bool] = True  # the problem passes the forces it computed (:meth:`cost`)
+
+    def cost(self, problem: HumanGaitProblem, z, forces=None) -> Scalar:
+        """The tracking terms of the problem's objective at its variables `z` (`forces` ``(G, 8)`` [N] on the rows
+        of :data:`~.phases.ROWS` at every point, where already computed; else from the problem's dynamics)."""
+        lam = problem.field(z)[1] if forces is None else forces
         return self.integral(problem, z.reshape(-1, B)[:, :S], lam)
 
 

@@ -44,8 +44,8 @@ _MAX_BARRIER_UPDATES = 64
 class Scaled(eqx.Module):
     """The problem as the iterations see it: ``y = (x, s)``, the objective `f` and `cd`, the equalities and the
     inequalities ``(c, d)`` of ``x`` from one evaluation, scaled by constants fixed at the start, bounds on ``y``
-    with ``±inf`` where there is none, the masks of the finite bounds, and the derivatives' sparsity (or
-    ``None``: dense)."""
+    with ``±inf`` where there is none, the masks of the finite bounds, the derivatives' sparsity (or ``None``:
+    dense) and, where given, `joint`: ``(f, (c, d))`` from one evaluation (what the Hessian differentiates)."""
 
     f: object = eqx.field(static=True)
     cd: object = eqx.field(static=True)
@@ -55,6 +55,7 @@ class Scaled(eqx.Module):
     upper: Float[Array, " N"]
     has_lower: Bool[Array, " N"]
     has_upper: Bool[Array, " N"]
+    joint: object = eqx.field(static=True, default=None)
 
     def h(self, y):
         c, d = self.cd(y[: self.n])
@@ -263,7 +264,7 @@ def _iterate(p: Scaled, s: State, options: NLPOptions) -> State:
     y, lam, zl, zu = s.y, s.lam, s.zl, s.zu
     lin = linearise(p, y)
     mc = lin.Jc.shape[0]
-    W = hessian(p.f, p.cd, y[: p.n], lam[:mc], lam[mc:], p.sparsity)
+    W = hessian(p.f, p.cd, y[: p.n], lam[:mc], lam[mc:], p.sparsity, p.joint)
     error = optimality_error(p, y, lam, zl, zu, 0.0, lin)
     converged = error <= options.tol
     mu, flt = _barrier_update(p, s, lin, options)

@@ -22,8 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Scalar
-from .._validation import as_float, check, flag, instance, ordered
+from .._validation import as_float, check, flag, ordered
 from . import newton
+from .arguments import checked_x0, sizes, Separate
 from .batching import member_by_member
 from .interior_point import initial_point, linearise, newton_solve, Scaled, solve
 from .sparsity import hessian, Sparsity, values_and_jacobians
@@ -94,17 +95,6 @@ def _evaluations(problem: "_Problem", p, x0, x_start, options: NLPOptions):
     return jax.lax.stop_gradient(sc), value[2][0], jax.tree.map(lambda a: a[1], (value, jac))
 
 
-class _Separate(eqx.Module):
-    """``(c, d)`` of separate `equality` and `inequality` functions (either ``None``)."""
-
-    equality: Callable | None = eqx.field(static=True)
-    inequality: Callable | None = eqx.field(static=True)
-
-    def __call__(self, x, p):
-        return (None if self.equality is None else self.equality(x, p),
-                None if self.inequality is None else self.inequality(x, p))
-
-
 class _Problem(eqx.Module):
     """The user's functions of ``(x, p)``: the objective and `constraints`, ``(c, d)`` from one evaluation;
     :meth:`cd` always returns two vectors (empty where there are none)."""
@@ -115,8 +105,10 @@ class _Problem(eqx.Module):
     n: int = eqx.field(static=True)
     m: tuple[int, int] = eqx.field(static=True)  # the numbers of equalities and of inequalities
 
+    joint: Callable | None = eqx.field(static=True, default=None)  # ``(x, p) -> (f, (c, d))``, or None
+
     def cd(self, x, p):
-        return tuple(jnp.zeros((0,), x.dtype) if v is None else jnp.atleast_1d(v) for v in self.constraints(x, p))
+        return _vectors(x, self.constraints(x, p))
 
     def scaled(self, p, sc: _Scaling, lower, upper) -> Scaled:
         """The problem the iterations solve: `lower` and `upper` (over ``y = (x, s)``) already scaled."""
@@ -125,8 +117,17 @@ class _Problem(eqx.Module):
             c, d = self.cd(x, p)
             return sc.c * c, sc.d * d
 
+        def joint(x):
+            f, (c, d) = self.joint(x, p)
+            c, d = _vectors(x, (c, d))
+            return sc.f * f, (sc.c * c, sc.d * d)
+
         return Scaled(lambda x: sc.f * self.objective(x, p), cd, self.n, self.sparsity, lower, upper,
-                      jnp.isfinite(lower), jnp.isfinite(upper))
+                      jnp.isfinite(lower), jnp.isfinite(upper), None if self.joint is None else joint)
+
+
+def _vectors(x, cd):
+    return tuple(jnp.zeros((0,), x.dtype) if v is None else jnp.atleast_1d(v) for v in cd)
 
 
 def _run(problem: _Problem, options: NLPOptions, p, x0, d_bounds, lower, upper):
@@ -163,7 +164,7 @@ def _make_core(problem: _Problem, options: NLPOptions):
         sp = problem.scaled(p, sc, lower * y_scale, upper * y_scale)
         lin = linearise(sp, s.y)
         mc = lin.Jc.shape[0]
-        W = hessian(sp.f, sp.cd, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity)
+        W = hessian(sp.f, sp.cd, s.y[:n], s.lam[:mc], s.lam[mc:], problem.sparsity, sp.joint)
         sigma = sp.sigma(s.y, s.zl, s.zu)
         R = newton.factor(W, lin.Jc, lin.Jd, sigma[:n], sigma[n:], 0.0, 0.0, newton.structure(problem.sparsity, mc))
         v, w = newton_solve(R, sp, lin, jnp.concatenate([y_bar, jnp.zeros_like(s.lam)]))
@@ -180,42 +181,6 @@ def _make_core(problem: _Problem, options: NLPOptions):
 
     core.defvjp(fwd, bwd)
     return core
-
-
-def _checked(objective, x0, equality, inequality, constraints, sparsity, options, finite: bool = True):
-    """`x0` as a float vector, after checking the arguments' types (and, with `finite`, `x0`'s values)."""
-    instance("options", options, NLPOptions)
-    if not callable(objective):
-        raise TypeError(f"`objective` must be callable f(x, params), got {objective!r}.")
-    for name, fn in (("equality", equality), ("inequality", inequality), ("constraints", constraints)):
-        if fn is not None and not callable(fn):
-            raise TypeError(f"`{name}` must be callable or None, got {fn!r}.")
-    if constraints is not None and (equality is not None or inequality is not None):
-        raise TypeError("Give `constraints` (both kinds from one function) or `equality`/`inequality`, not both.")
-    if sparsity is not None and not isinstance(sparsity, Sparsity):
-        raise TypeError(f"`sparsity` must be a Sparsity or None, got {sparsity!r}.")
-    x0 = as_float("x0", x0, finite=finite)
-    if x0.ndim != 1:
-        raise ValueError(f"`x0` must be a vector (n,), got shape {x0.shape}.")
-    return x0
-
-
-def _sizes(objective, constraints, x0, params) -> tuple[int, int]:
-    """The numbers of equalities and of inequalities, after checking (by their shapes alone, nothing compiled)
-    that `objective` returns a scalar and `constraints` a pair of vectors (or scalars, or ``None``)."""
-    value = jax.eval_shape(objective, x0, params)
-    if not hasattr(value, "shape") or value.shape != ():
-        got = f"shape {value.shape}" if hasattr(value, "shape") else type(value).__name__
-        raise TypeError(f"`objective` must return a scalar f(x, params), got {got}.")
-    out = jax.eval_shape(constraints, x0, params)
-    names = ("equality", "inequality") if isinstance(constraints, _Separate) else ("constraints",) * 2
-    if not (isinstance(out, tuple | list) and len(out) == 2):
-        raise TypeError(f"`constraints` must return a pair (c, d) (either None), got {out!r}.")
-    for name, kind, v in zip(names, ("c", "d"), out):
-        if v is not None and (not hasattr(v, "ndim") or v.ndim > 1):
-            got = f"shape {v.shape}" if hasattr(v, "shape") else type(v).__name__
-            raise TypeError(f"`{name}` must return a vector {kind}(x, params) (or a scalar, or None), got {got}.")
-    return tuple(0 if v is None else 1 if v.ndim == 0 else v.shape[0] for v in out)
 
 
 def solve_nlp(
@@ -284,15 +249,18 @@ def solve_nlp(
 
 def solve_nlp_prechecked(objective, x0, params, *, equality, inequality, constraints, lower, upper,
                          inequality_lower, inequality_upper, sparsity, options, throw,
-                         checked: bool) -> NLPSolution:
+                         checked: bool, joint: Callable | None = None) -> NLPSolution:
     """:func:`solve_nlp`. With `checked`, the values of `x0` and of the bounds were checked by the caller before
     its program (:func:`all_bounds` at its Python edge): the program holds no run-time check of them, which would
-    be a host callback (and JAX's persistent compilation cache stores no program with one)."""
-    x0 = _checked(objective, x0, equality, inequality, constraints, sparsity, options, finite=not checked)
+    be a host callback (and JAX's persistent compilation cache stores no program with one). `joint`, where given,
+    is ``(x, params) -> (f, (c, d))``: `objective` and `constraints` from one evaluation, which the Hessian of the
+    Lagrangian differentiates (the work the two share, e.g. a cost of the forces the dynamics give, then
+    differentiated once)."""
+    x0 = checked_x0(objective, x0, equality, inequality, constraints, sparsity, options, finite=not checked)
     n, dtype = x0.shape[0], x0.dtype
     options = _tolerance(options, dtype)
-    constraints = _Separate(equality, inequality) if constraints is None else constraints
-    problem = _Problem(objective, constraints, sparsity, n, _sizes(objective, constraints, x0, params))
+    constraints = Separate(equality, inequality) if constraints is None else constraints
+    problem = _Problem(objective, constraints, sparsity, n, sizes(objective, constraints, x0, params), joint)
     xl, xu, dl, du = all_bounds(lower, upper, inequality_lower, inequality_upper, n, problem.m[1], dtype,
                                  check_values=not checked)
     lower_y, upper_y = _relaxed(jnp.concatenate([xl, dl]), jnp.concatenate([xu, du]), options.bound_relax_factor)

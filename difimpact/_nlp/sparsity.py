@@ -142,11 +142,16 @@ def values_and_jacobians(f, cd, x, sparsity: Sparsity | None):
     return (value_f, vc, vd), (g, Jc, Jd)
 
 
-def hessian(f, cd, x, lam_c, lam_d, sparsity: Sparsity | None):
-    """The Hessian of the Lagrangian ``f + λ_cᵀ c + λ_dᵀ d`` at ``x`` (`cd` as in :func:`values_and_jacobians`),
-    as an :class:`~.matrix.AbstractMatrix`; with a sparsity, on its pattern and the whole diagonal."""
+def hessian(f, cd, x, lam_c, lam_d, sparsity: Sparsity | None, joint=None):
+    """The Hessian of the Lagrangian ``f + λ_cᵀ c + λ_dᵀ d`` at ``x`` (`cd` as in :func:`values_and_jacobians`;
+    `joint`, where given, ``(f, (c, d))`` from one evaluation, so that the work the objective and the constraints
+    share is differentiated once), as an :class:`~.matrix.AbstractMatrix`; with a sparsity, on its pattern and
+    the whole diagonal."""
 
     def lagrangian(z):
+        if joint is not None:
+            value, (c, d) = joint(z)
+            return value + lam_c @ c + lam_d @ d
         c, d = cd(z)
         return f(z) + lam_c @ c + lam_d @ d
 
