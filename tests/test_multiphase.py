@@ -5,7 +5,9 @@ Fast: the layout's sparsity holds every nonzero of the constraints' Jacobian and
 (forward-mode derivatives at a random point, a layout without the flat-foot phase on a one-segment mesh); the
 description's and the solve's bad arguments. Slow (CI's second stage): the seven-link human walking without the
 flat-foot phase, started from the four-phase optimum by retiming, converges to IPOPT's optimum of the same
-transcription (CasADi's wheel, MUMPS), its touchdown at rest and the step's periodicity holding."""
+transcription (CasADi's wheel, MUMPS), its touchdown at rest and the step's periodicity holding; the heel strikes
+the transcriptions solve (by the Schur complement alone) equal the library's impact map; a tracked gait's
+Lagrangian from one evaluation of the dynamics equals the objective's and the constraints' apart."""
 
 import dataclasses
 
@@ -175,3 +177,19 @@ def test_tracking_lagrangian_from_one_evaluation():
                                       hessian(None, None, z, lc, ld, sp, problem.objective_and_constraints).values))(z)
     assert np.all(np.isfinite(apart))
     np.testing.assert_allclose(joint, apart, rtol=1e-10, atol=1e-9 * np.abs(apart).max())
+
+
+@pytest.mark.slow
+def test_a_bipeds_transcribed_heel_strike_is_the_impact_map():
+    """A single-support biped's heel strike as its transcription solves it (:meth:`~difimpact.PoweredBiped.
+    heel_strike` without the rank diagnosis, :func:`~difimpact._impact.kkt.solve_kkt_regular`) equals the
+    library's impact map (rates, impulses, energies, ξ) at random postures of Kelly's five-link biped."""
+    biped, rng = di.five_link_walker(), np.random.default_rng(5)
+    strike = jax.jit(lambda th, thd: (biped.heel_strike(th, thd), biped.heel_strike(th, thd, diagnose=False)))
+    for _ in range(4):
+        theta, theta_dot = jnp.asarray(0.4 * rng.standard_normal(5)), jnp.asarray(rng.standard_normal(5))
+        (rates, ref), (rates2, lean) = strike(theta, theta_dot)
+        assert int(ref.result._value) == int(lean.result._value) == 0
+        np.testing.assert_allclose(rates2, rates, rtol=1e-11, atol=1e-12)
+        for name in ("qdot_plus", "impulses", "T_minus", "T_plus", "loss", "xi"):
+            np.testing.assert_allclose(getattr(lean, name), getattr(ref, name), rtol=1e-11, atol=1e-12, err_msg=name)

@@ -157,7 +157,7 @@ class StanceProblem(eqx.Module):
         of the heel strike (what the solver differentiates)."""
         theta, theta_dot, x, _ = self.unpack(z)
         f, force = self.field(z)
-        rates_plus, impact = self.biped.heel_strike(theta[-1], theta_dot[-1])
+        rates_plus, impact = self.biped.heel_strike(theta[-1], theta_dot[-1], diagnose=False)
         values = StanceValues(theta, theta_dot, force, impact)
         d = [c.values(self.biped, values) for c in self.inequalities]
         return self._equality(x, f, rates_plus), jnp.concatenate(d) if d else None

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .._custom_types import Array, Bool, Float, MassMatrix, Scalar, Velocity
-from .._linalg import full_precision, row_basis, solve_lu
+from .._linalg import full_precision, row_basis, solve_lu, solve_spd
 from .._results import RESULTS
 from .scaled import Scaling, inverse_columns
 
@@ -264,6 +264,23 @@ def solve_kkt(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity, b_plu
     X = jnp.concatenate([M_H / sc.sigma, A / sc.r[:, None], M_L / sc.s])
     held = turning_projector(X, P_U) if keep is True else None
     return _solution(M, A, G, W, held, qdot_minus, b_plus, result)
+
+
+@full_precision
+def solve_kkt_regular(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocity,
+                      b_plus: Float[Array, " m"]) -> ImpactSolution:
+    r""":func:`solve_kkt` where ``M`` is positive definite and ``A`` has full row rank (a gait's heel strike,
+    which a transcription differentiates twice), by the Schur complement alone:
+
+    $$W = (A M^{-1} A^T)^{-1}, \qquad G = M^{-1} A^T W$$
+
+    (Ros et al. 2015, eqs. 4–9): two unrolled ``LDLᵀ`` solves, no rank diagnosis. Where ``M`` or ``A M^{-1} A^T``
+    is singular to working precision :func:`~difimpact._linalg.solve_spd` raises (NaN inside a program that
+    makes checks NaN)."""
+    X = solve_spd(M, A.T, "M")
+    W = solve_spd(A @ X, jnp.eye(A.shape[0], dtype=M.dtype), "A M^-1 A^T")
+    result = ImpactResults.where(jnp.asarray(False), ImpactResults.undetermined, ImpactResults.successful)
+    return _solution(M, A, X @ W, W, None, qdot_minus, b_plus, result)
 
 
 @full_precision

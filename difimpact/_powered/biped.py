@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float, Scalar
-from .._impact.kkt import ImpactSolution, solve_kkt
+from .._impact.kkt import ImpactSolution, solve_kkt, solve_kkt_regular
 from .._linalg import full_precision, solve_spd
 from .._models.base import AbstractPlanarModel
 from .._validation import instance
@@ -139,13 +139,16 @@ class PoweredBiped(eqx.Module):
         return jnp.asarray(self.actuation()[2:].T, theta_dot.dtype) @ theta_dot
 
     @full_precision
-    def heel_strike(self, theta, theta_dot) -> tuple[Float[Array, " j"], ImpactSolution]:
+    def heel_strike(self, theta, theta_dot, diagnose: bool = True) -> tuple[Float[Array, " j"], ImpactSolution]:
         """Post-impact joint rates, relabelled (the next step's ``θ̇``), and the impact's solution (energies,
-        impulses; ``qdot_plus[1]`` the trailing foot's normal velocity $v_{Sn}^+$)."""
+        impulses; ``qdot_plus[1]`` the trailing foot's normal velocity $v_{Sn}^+$). Without `diagnose`, by the
+        Schur complement alone (:func:`~difimpact._impact.kkt.solve_kkt_regular`: the swing foot's two rows have
+        full rank whatever the posture), as a transcription differentiates it."""
         q, qd = self.configuration(theta), self.configuration(theta_dot)
         tree = self.model.tree()
         A = tree.point_jacobian(q, self.swing_foot)[::-1]
-        sol = solve_kkt(tree.mass_matrix(q), A, qd, jnp.zeros(2, q.dtype), False)
+        M, b = tree.mass_matrix(q), jnp.zeros(2, q.dtype)
+        sol = solve_kkt(M, A, qd, b, False) if diagnose else solve_kkt_regular(M, A, qd, b)
         return self.relabelled_rates(sol), sol
 
     def relabelled_rates(self, sol: ImpactSolution) -> Float[Array, " j"]:
