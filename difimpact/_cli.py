@@ -133,16 +133,14 @@ def _watch_parent(parent: int) -> None:
     """Exit this process when its parent `parent` is gone (killed, or stopped without ending its workers): a
     worker's experiment would otherwise run on, holding memory and cores, for a command that no longer exists."""
     import multiprocessing
-    import threading
 
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        for child in multiprocessing.active_children():  # the helper compiling ahead (papers._ahead)
+    from .papers._ahead import exit_with_parent
+
+    def end_children():  # the helper compiling ahead (papers._ahead), which also watches this process
+        for child in multiprocessing.active_children():
             child.terminate()
-        os._exit(1)
 
-    threading.Thread(target=watch, name="difimpact-watch-parent", daemon=True).start()
+    exit_with_parent(parent, end_children)
 
 
 def _worker(cache: bool, parent: int) -> None:

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from difimpact._nlp import banded, bordered, newton
+from difimpact._nlp import banded, bordered, newton, symmetric
 from difimpact._nlp.matrix import Pattern
 from difimpact._nlp.sparsity import Sparsity
 
@@ -121,11 +121,37 @@ def test_ldl_pivots_are_the_unpivoted_elimination_s(n, kl, block, shift):
     s = banded.BandedStructure.of(a != 0)
     assert s.lower == s.upper == kl
     band = banded.to_band(s, jnp.asarray(a))
-    d = np.asarray(jax.jit(lambda B: banded.ldl_pivots(s, B, block))(band))
+    d = np.asarray(jax.jit(lambda B: symmetric.ldl_pivots(s, B, block))(band))
     lu = np.asarray(banded.factor(s, band, pivoting=False, block=block).band[:, kl])
     np.testing.assert_allclose(d, lu, rtol=1e-7, atol=1e-9)
     eig = np.linalg.eigvalsh(a)
     assert int(np.sum(d < 0)) == int(np.sum(eig < 0)) and int(np.sum(d > 0)) == int(np.sum(eig > 0))
+
+
+@pytest.mark.parametrize("stages, b, block", [(9, 4, None), (40, 20, None), (40, 20, 16), (7, 70, None)])
+@pytest.mark.parametrize("shift", [-6.0, 0.5, 6.0])
+def test_bordered_ldl_pivots_are_the_unpivoted_elimination_s(stages, b, block, shift):
+    """The symmetric sweep with a border (the inertia test of a ring): the main block's pivots equal the
+    unpivoted bordered ``LU``'s and ``Bᵀ A⁻¹ B`` NumPy's (to the main block's conditioning); the pivots with those
+    of the Schur complement ``C − Bᵀ A⁻¹ B`` have the signs of NumPy's eigenvalues of the whole matrix; by rows
+    and by blocks (a band of ``k_l ≥ 64``), a last block partly padding."""
+    rng = np.random.default_rng(11 + stages + b)
+    a, border = _ring(rng, stages, b, k_close=3, symmetric=True)
+    a = a + shift * np.eye(a.shape[0])
+    s = _structure(a, border)
+    band, B, C, D = s.split(_storage(s, a))
+    np.testing.assert_array_equal(C, B.T)
+    d, G = jax.jit(lambda band, B: symmetric.ldl_pivots_bordered(s.band, band, B, block))(band, B)
+    f = bordered.factor(s, _storage(s, a), pivoting=False)
+    # no pivoting, of an indefinite matrix: the two orders of elimination round apart as the pivots grow
+    np.testing.assert_allclose(d, f.main.band[:, s.band.lower], rtol=1e-6, atol=1e-10)
+    main = a[np.ix_(s.main, s.main)]
+    Bm = a[np.ix_(s.main, s.border)]
+    reference = Bm.T @ np.linalg.solve(main, Bm)
+    np.testing.assert_allclose(G, reference, rtol=0, atol=1e-10 * np.linalg.cond(main) * np.abs(reference).max())
+    pivots = np.concatenate([np.asarray(d), np.linalg.eigvalsh(np.asarray(D - G))])
+    eig = np.linalg.eigvalsh(a)
+    assert int(np.sum(pivots < 0)) == int(np.sum(eig < 0)) and int(np.sum(pivots > 0)) == int(np.sum(eig > 0))
 
 
 def test_ldl_pivots_in_a_batch_and_its_errors():
@@ -133,12 +159,12 @@ def test_ldl_pivots_in_a_batch_and_its_errors():
     mats = np.stack([_symmetric_band(np.random.default_rng(i), 40, 4, 0.5) for i in range(3)])
     s = banded.BandedStructure.of(np.any(mats != 0, axis=0))
     bands = jax.vmap(lambda m: banded.to_band(s, m))(jnp.asarray(mats))
-    d = jax.jit(jax.vmap(lambda B: banded.ldl_pivots(s, B)))(bands)
+    d = jax.jit(jax.vmap(lambda B: symmetric.ldl_pivots(s, B)))(bands)
     for i in range(3):
-        np.testing.assert_allclose(d[i], banded.ldl_pivots(s, bands[i]), rtol=1e-12)
+        np.testing.assert_allclose(d[i], symmetric.ldl_pivots(s, bands[i]), rtol=1e-12)
     lopsided = banded.BandedStructure(s.perm, s.lower, s.upper + 1)
     with pytest.raises(ValueError, match="k_l = k_u"):
-        banded.ldl_pivots(lopsided, jnp.zeros((40, lopsided.width)))
+        symmetric.ldl_pivots(lopsided, jnp.zeros((40, lopsided.width)))
 
 
 def test_under_vmap():

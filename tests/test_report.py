@@ -147,9 +147,10 @@ def _alive(pid):
 @pytest.mark.stage2
 @pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
 def test_stopped_command_takes_its_workers_along(tmp_path, signal_name):
-    """A ``reproduce --jobs 2`` stopped by a signal leaves no worker running: ``SIGTERM`` stops it as Ctrl-C does
-    (the report says interrupted, the workers are ended), and after ``SIGKILL`` (no clean-up possible) the workers
-    notice that their command is gone and end themselves."""
+    """A ``reproduce --jobs 2`` stopped by a signal leaves no worker running, nor the helper compiling ahead that
+    ``gait-five-link``'s worker starts (with a compilation cache): ``SIGTERM`` stops it as Ctrl-C does (the report
+    says interrupted, the workers are ended, their helper notices its worker gone), and after ``SIGKILL`` (no
+    clean-up possible) the workers notice that their command is gone and end themselves and their helper."""
     import os
     import pathlib
     import signal
@@ -161,27 +162,32 @@ def test_stopped_command_takes_its_workers_along(tmp_path, signal_name):
         pytest.skip("reads the process table from Linux's /proc")
     out = tmp_path / "out"
     command = [sys.executable, "-c", "import sys, _difimpact_cli; sys.exit(_difimpact_cli.main())", "reproduce",
-               "gait-human-predicted", "gait-five-link", "--quick", "--quiet", "--no-cache", "--jobs", "2",
-               "--out", str(out)]
-    parent = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    workers = []
+               "gait-human-predicted", "gait-five-link", "--quick", "--quiet", "--jobs", "2", "--out", str(out)]
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))  # a cache of its own: the helper needs one
+    parent = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    workers, helpers = [], []
     try:
-        deadline = time.monotonic() + 120
-        while len(workers := _children(parent.pid)) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:  # both workers, and the helper of gait-five-link's worker
+            workers = _children(parent.pid)
+            helpers = [h for w in workers for h in _children(w)]
+            if len(workers) >= 2 and helpers:
+                break
             time.sleep(0.5)
-        assert len(workers) >= 2, f"no workers started: {parent.poll()=}"
-        time.sleep(8.0)  # the workers import and start their experiments (minutes each)
-        assert all(_alive(w) for w in workers)
+        assert len(workers) >= 2 and helpers, f"no workers or helper started: {parent.poll()=}"
+        time.sleep(10.0)  # the helper at work: compiling a program (a minute or more)
+        assert all(_alive(w) for w in workers + helpers)
         parent.send_signal(getattr(signal, signal_name))
         _, err = parent.communicate(timeout=60)
         deadline = time.monotonic() + 20
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(_alive(w) for w in workers + helpers) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not [w for w in workers if _alive(w)], "a worker outlived its command"
+        assert not [h for h in helpers if _alive(h)], "a helper compiling ahead outlived its worker"
     finally:
         if parent.poll() is None:
             parent.kill()
-        for w in set(workers + _children(parent.pid)):  # those outliving a failed check too
+        for w in set(workers + helpers + _children(parent.pid)):  # those outliving a failed check too
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
     if signal_name == "SIGTERM":

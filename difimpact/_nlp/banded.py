@@ -248,61 +248,6 @@ def _blocked(s: BandedStructure, band, pivoting, b):
     return U.reshape(size, m)[:n], L.reshape(size, kl)[:n], piv.reshape(size)[:n]
 
 
-def ldl_pivots(s: BandedStructure, band: Float[Array, "n w"], block: int | None = None) -> Float[Array, " n"]:
-    r"""The pivots ``d`` of ``A = L D Lᵀ`` without pivoting, for a symmetric ``A`` in band storage
-    (``k_l = k_u``): by Sylvester's law of inertia their signs are ``A``'s inertia (zero: singular), and they equal
-    the pivots of :func:`factor` with ``pivoting=False`` (to rounding). Only ``d`` is computed: symmetry halves the
-    work of an elimination, and no factor is kept (Golub & Van Loan, *Matrix Computations*, 4th ed., §4.1.2 and
-    §4.3.5). A ``scan`` over blocks of `block` columns carries the symmetric ``(k_l + b) × (k_l + b)`` window of
-    block ``J``; its first ``b`` columns are eliminated column by column, then
-
-    $$W_{22} \leftarrow W_{22} - L_{21} D_1 L_{21}^\top$$
-
-    (one matrix product per block) and the window moves ``b`` down and right: ``W₂₂`` its top left, the ``b``
-    rows entering as stored (no earlier block touched them) and their transpose. ``O(n k_l²)`` work,
-    ``O(k_l²)`` memory beside the storage. `block` as in :func:`factor`."""
-    if s.lower != s.upper:
-        raise ValueError(f"ldl_pivots: a symmetric band has k_l = k_u, got {s.lower} and {s.upper}.")
-    if block is None:
-        block = BLOCK if s.lower >= BLOCKED_MIN else 1
-    if not isinstance(block, int) or block < 1:
-        raise ValueError(f"`block` must be a positive int, got {block!r}.")
-    n, kl, b = band.shape[0], s.lower, block
-    R, blocks = kl + b, -(-n // block)
-    size = blocks * b
-    tiny = jnp.finfo(band.dtype).tiny
-    padded = jnp.zeros((size + kl + b, band.shape[1]), band.dtype).at[:n].set(band)
-    padded = padded.at[np.arange(n, size), kl].set(1.0)  # rows and columns of the identity up to whole blocks
-    # row i = f + k_l + ρ entering at column f: A[i, f + t] = B[i, t − ρ] (t < R), inside the band for 0 ≤ t − ρ ≤ 2k_l
-    rho, off = np.arange(b)[:, None], np.arange(R)[None, :] - np.arange(b)[:, None]
-    inside, off = (off >= 0) & (off <= 2 * kl), np.clip(off, 0, 2 * kl)
-
-    def rows_from(first):  # the b rows entering at column `first`, (b, R)
-        rows = jax.lax.dynamic_slice_in_dim(padded, first + kl, b)
-        return jnp.where(inside, rows[rho, off], 0.0)
-
-    r, c = np.arange(R), np.arange(b)
-
-    def column(k, carry):
-        P, d = carry
-        P, _, pivot = _panel_column(P, k, r, c, tiny)
-        return P, d.at[k].set(pivot)
-
-    def step(W, j):
-        P, d = jax.lax.fori_loop(0, b, column, (W[:, :b], jnp.zeros(b, W.dtype)))
-        L21 = P[b:]
-        W22 = W[b:, b:] - (L21 * d[None, :]) @ L21.T
-        E = jnp.where(j + 1 < blocks, rows_from((j + 1) * b), 0.0)  # (b, R)
-        top = jnp.concatenate([W22, E[:, :kl].T], axis=1)
-        return jnp.concatenate([top, E], axis=0), d
-
-    i = np.arange(R)[:, None]
-    o = np.arange(R)[None, :] - i + kl  # the first window, A[i, t] = B[i, t − i + k_l], i, t < R
-    W0 = jnp.where((o >= 0) & (o <= 2 * kl), padded[i, np.clip(o, 0, 2 * kl)], 0.0)
-    _, d = jax.lax.scan(step, W0, jnp.arange(blocks))
-    return d.reshape(size)[:n]
-
-
 def solve(s: BandedStructure, f: BandedLU, b: Float[Array, " n"]) -> Float[Array, " n"]:
     """``A⁻¹ b``: the row exchanges and eliminations replayed on ``b``, then back substitution."""
     n, kl, ku = b.shape[0], s.lower, s.upper

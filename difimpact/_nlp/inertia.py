@@ -7,10 +7,11 @@ large enough ``A + J_cᵀ J_c / γ`` is positive definite iff ``A`` is on ``null
 
 * dense: a Cholesky attempt of ``A + ρ J_cᵀ J_c`` (LAPACK's ``potrf`` for one matrix, an ``LDLᵀ`` loop under
   ``vmap`` off the CPU: never a batched LAPACK call), positive definite iff every pivot is positive;
-* banded: ``T`` with ``γ = 1/ρ`` eliminated without pivoting in the bordered band ordering (without a border
-  by :func:`.banded.ldl_pivots`, with one by :func:`.bordered.factor` with ``pivoting=False``): by Sylvester's
-  law of inertia (and Haynsworth's for the border's Schur complement), the signs of its pivots are the inertia of
-  ``T``, so the test passes iff exactly ``m_c`` pivots are negative and none is zero.
+* banded: ``T`` with ``γ = 1/ρ`` eliminated without pivoting in the bordered band ordering, symmetrically
+  (:mod:`.symmetric`: the main block's pivots and, with a border, its Schur complement ``C − Bᵀ A⁻¹ B`` from the
+  same sweep): by Sylvester's law of inertia (and Haynsworth's for the border's Schur complement), the signs of
+  the pivots are the inertia of ``T``, so the test passes iff exactly ``m_c`` pivots are negative and none is
+  zero.
 
 ``J_c`` enters with each row divided by its largest entry (``null(J_c)`` unchanged): the penalty must outweigh
 ``A``'s negative curvature in every row's direction, and a row of small entries beside steep ones (of ``σ_min(J_c)``
@@ -25,7 +26,7 @@ import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 
 from .._custom_types import Array, Bool, Float
-from . import banded, bordered
+from . import symmetric
 from .dense import _batched
 from .matrix import SparseMatrix
 
@@ -94,9 +95,10 @@ def band(assembly, a_values, Jc: SparseMatrix, W: SparseMatrix) -> Bool[Array, "
     rho = _penalty(W.abs_max(), jnp.max(jnp.square(jc), initial=0.0))
     s = assembly.structure
     flat = assembly.storage(a_values, jc, -1.0 / rho)
-    if s.sizes[1]:  # the border's Schur complement needs the main block's factors
-        f = bordered.factor(s, flat, pivoting=False)
-        d = jnp.concatenate([f.main.band[:, s.band.lower], _loop_pivots(f.schur)])
-    else:  # the pivots alone, by the symmetric elimination (half the work)
-        d = banded.ldl_pivots(s.band, s.split(flat)[0])
+    band, B, _, D = s.split(flat)
+    if s.sizes[1]:  # the main block's pivots and its border's Schur complement, in one symmetric sweep
+        d, G = symmetric.ldl_pivots_bordered(s.band, band, B)
+        d = jnp.concatenate([d, _loop_pivots(D - G)])
+    else:  # the pivots alone, by the symmetric elimination (half the work of an LU)
+        d = symmetric.ldl_pivots(s.band, band)
     return jnp.all(jnp.isfinite(d) & (d != 0)) & (jnp.sum(d < 0) == Jc.shape[0])

@@ -34,8 +34,25 @@ def _next_free(state) -> int | None:
     return next((i for i in range(len(state)) if state[i] == _FREE), None)
 
 
-def _helper(tasks, compile_one, lock, state, done, settings) -> None:
-    """The helper process: this process's settings, then the first task not taken, until none is left."""
+def exit_with_parent(parent: int, before: Callable[[], object] = lambda: None) -> None:
+    """End this process, after `before()`, once its parent `parent` is gone (killed, or ended without ending its
+    children): the work it does (an experiment, a program compiled ahead) is for a process that no longer
+    exists. A daemon thread looks every second."""
+    import threading
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        before()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="difimpact-watch-parent", daemon=True).start()
+
+
+def _helper(tasks, compile_one, lock, state, done, settings, parent) -> None:
+    """The helper process: this process's settings, then the first task not taken, until none is left; it ends
+    itself if `parent` (the process it compiles for) is gone."""
+    exit_with_parent(parent)
     folder, programs, config = settings
     for name, value in config.items():
         jax.config.update(name, value)
@@ -73,7 +90,7 @@ class Ahead:
             "jax_enable_x64", "jax_include_full_tracebacks_in_locations", "jax_traceback_in_locations_limit")}
         settings = (folder, True, config)
         self.process = ctx.Process(target=_helper, args=(self.tasks, self.compile_one, self.lock, self.state,
-                                                         self.done, settings), daemon=True)
+                                                         self.done, settings, os.getpid()), daemon=True)
         self.process.start()
         return self
 
