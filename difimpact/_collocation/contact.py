@@ -9,7 +9,7 @@ $$\begin{bmatrix} M & -A^T \\ A & 0 \end{bmatrix}\begin{bmatrix}\ddot q \\ λ\en
   = \begin{bmatrix} B u - c(q, \dot q) \\ -\dot A \dot q \end{bmatrix},$$
 
 ``λ`` the ground's forces ``(F_n, F_t)`` on the contact points, solved through the Schur complement
-``A M^{-1} A^T``, with Baumgarte's stabilisation of the held rows,
+``A M⁻¹Aᵀ``, with Baumgarte's stabilisation of the held rows,
 ``A \ddot q + \dot A \dot q = -2α A \dot q - α^2 (y, 0)`` (heights ``y`` on the normal rows; zero on the
 constraint manifold, so an exact solution's forces and energy are unchanged). Every phase is one traced program:
 an inactive row is dropped by a unit diagonal in the Schur complement and a zero right-hand side.
@@ -130,7 +130,7 @@ class ContactGait(eqx.Module):
 
     @full_precision
     def point_dynamics(self, model, active, q, qd, u) -> "PointDynamics":
-        """:meth:`dynamics` with the rows ``A`` of every contact and ``M^{-1} A^T`` (the same solve's)."""
+        """:meth:`dynamics` with the rows ``A`` of every contact and ``M⁻¹Aᵀ`` (the same solve's)."""
         tree = model.tree()
         M, c = tree.mass_and_bias(q, qd)
         kin = [tree.point_kinematics(q, qd, p) for p in self.points]
@@ -166,9 +166,9 @@ class ContactGait(eqx.Module):
 
         $$P = -(A M^{-1} A^T)^{-1} A \dot q^-, \qquad \dot q^+ = \dot q^- + M^{-1} A^T P$$
 
-        (Ros et al. 2015, eqs. 4–9, the strike rows sticking), ``A`` and ``M^{-1} A^T`` taken from `at` (the
+        (Ros et al. 2015, eqs. 4–9, the strike rows sticking), ``A`` and ``M⁻¹Aᵀ`` taken from `at` (the
         :meth:`point_dynamics` at ``q``, ``q̇``) where given. Equal to :meth:`impact`'s where ``A`` has full row
-        rank; where ``A M^{-1} A^T`` is singular to working precision the values are NaN (:func:`solve_spd`'s
+        rank; where ``A M⁻¹Aᵀ`` is singular to working precision the values are NaN (:func:`solve_spd`'s
         check inside the solve's program), a trial point the solver rejects."""
         if at is None:
             A = self._strike_jacobian(model, q)
@@ -196,7 +196,7 @@ class ContactGait(eqx.Module):
 class PointDynamics(NamedTuple):
     """:meth:`ContactGait.point_dynamics` at a point (or at every point, stacked): ``q̈``, the `forces` on the
     gait's rows [N], the `heights` of its points [m], the `rows` ``A`` ``(2 P, n)`` of every contact (normal and
-    tangential velocity of each point) and their `mobility` ``M^{-1} A^T`` ``(n, 2 P)``."""
+    tangential velocity of each point) and their `mobility` ``M⁻¹Aᵀ`` ``(n, 2 P)``."""
 
     qdd: Float[Array, "... n"]
     forces: Float[Array, "... m"]

@@ -274,7 +274,7 @@ def solve_kkt_regular(M: MassMatrix, A: Float[Array, "m n"], qdot_minus: Velocit
 
     $$W = (A M^{-1} A^T)^{-1}, \qquad G = M^{-1} A^T W$$
 
-    (Ros et al. 2015, eqs. 4–9): two unrolled ``LDLᵀ`` solves, no rank diagnosis. Where ``M`` or ``A M^{-1} A^T``
+    (Ros et al. 2015, eqs. 4–9): two unrolled ``LDLᵀ`` solves, no rank diagnosis. Where ``M`` or ``A M⁻¹Aᵀ``
     is singular to working precision :func:`~difimpact._linalg.solve_spd` raises (NaN inside a program that
     makes checks NaN)."""
     X = solve_spd(M, A.T, "M")
