@@ -159,7 +159,8 @@ def test_banded_lu_against_numpy_under_vmap(block):
 def test_banded_lu_of_an_unsymmetric_band_against_numpy(block):
     """More sub- than super-diagonals, pivoting throughout (small diagonal): the window of the elimination moves
     down the band with its fill-in; and without pivoting (the inertia's elimination) on a diagonally dominant
-    matrix, the pivots are those of NumPy's ``LU`` without exchanges, ``det`` of the leading blocks' ratios."""
+    matrix, the pivots are those of NumPy's ``LU`` without exchanges, ``det`` of the leading blocks' ratios. Several
+    right-hand sides solved together equal NumPy's and the solves one by one."""
     rng = np.random.default_rng(2)
     n = 40
     i, j = np.indices((n, n))
@@ -169,6 +170,9 @@ def test_banded_lu_of_an_unsymmetric_band_against_numpy(block):
     b = rng.standard_normal(n)
     f = banded.factor(s, banded.to_band(s, jnp.asarray(a)), block=block)
     np.testing.assert_allclose(banded.solve(s, f, b), np.linalg.solve(a, b), rtol=1e-9, atol=1e-11)
+    several = rng.standard_normal((n, 5))  # several right-hand sides together, as one by one
+    np.testing.assert_allclose(banded.solve(s, f, several), np.linalg.solve(a, several), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(banded.solve(s, f, several)[:, 2], banded.solve(s, f, several[:, 2]), rtol=1e-13)
     dominant = a + np.diag(np.full(n, 20.0))
     perm = np.asarray(s.perm)
     p = dominant[np.ix_(perm, perm)]

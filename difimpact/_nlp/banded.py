@@ -248,19 +248,23 @@ def _blocked(s: BandedStructure, band, pivoting, b):
     return U.reshape(size, m)[:n], L.reshape(size, kl)[:n], piv.reshape(size)[:n]
 
 
-def solve(s: BandedStructure, f: BandedLU, b: Float[Array, " n"]) -> Float[Array, " n"]:
-    """``A⁻¹ b``: the row exchanges and eliminations replayed on ``b``, then back substitution."""
+def solve(s: BandedStructure, f: BandedLU, b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
+    """``A⁻¹ b`` for one right-hand side (``n``) or several (``n × k``, solved together: each step of the loops
+    moves a row of ``k`` entries, not ``k`` loops under ``vmap``): the row exchanges and eliminations replayed on
+    ``b``, then back substitution."""
     n, kl, ku = b.shape[0], s.lower, s.upper
     perm = np.asarray(s.perm)
-    x = jnp.pad(b[perm], (0, kl + ku + 1))
+    columns = b.shape[1:]
+    x = jnp.pad(b[perm], ((0, kl + ku + 1),) + ((0, 0),) * len(columns))
     below = np.arange(1, kl + 1)
     band = jnp.pad(f.band, ((0, kl + 1), (0, 0)))
+    expand = (slice(None),) + (None,) * len(columns)
 
     def forward(j, x):
         window = swap_rows(jax.lax.dynamic_slice_in_dim(x, j, kl + 1), 0, f.pivots[j])
         rows = jax.lax.dynamic_slice_in_dim(band, j + 1, kl)
         l = jnp.where(j + below < n, rows[below - 1, kl - below], 0.0)
-        window = window.at[1:].add(-l * window[0])
+        window = window.at[1:].add(-l[expand] * window[0][None])
         return jax.lax.dynamic_update_slice_in_dim(x, window, j, axis=0)
 
     def backward(i, x):

@@ -9,18 +9,17 @@ $$K = \begin{bmatrix} M & B \\ C & D \end{bmatrix},\qquad S = D - C M^{-1} B,\qq
   K^{-1}\begin{bmatrix} r_1 \\ r_2 \end{bmatrix}:\ y = M^{-1} r_1,\ x_2 = S^{-1}(r_2 - C y),\ x_1 = y - (M^{-1}B) x_2$$
 
 (block elimination; Golub & Van Loan, *Matrix Computations*, 4th ed., §3.2.11 and §4.5.4): ``M`` by the banded
-``LU`` with partial pivoting of :mod:`.banded`, ``M⁻¹B`` by ``k`` of its solves, ``S`` (``k × k``) by the dense ``LU``
-of :mod:`.dense`. For a symmetric ``K`` the inertia adds up, ``In(K) = In(M) + In(S)`` (Haynsworth 1968), so
-eliminating both without pivoting (:func:`factor` with ``pivoting=False``) gives the inertia test of
-:mod:`.inertia`. The border's unknowns are chosen so that ``M`` is the Newton matrix of a well-posed problem
-(the first point fixed, no periodicity): its pivots are those of that problem.
+``LU`` with partial pivoting of :mod:`.banded`, ``M⁻¹B`` by its solve of the ``k`` columns together,
+``S`` (``k × k``) by the dense ``LU`` of :mod:`.dense`. For a symmetric ``K`` the inertia adds up,
+``In(K) = In(M) + In(S)`` (Haynsworth 1968), so eliminating both without pivoting (:func:`factor` with
+``pivoting=False``) gives the inertia test of :mod:`.inertia`. The border's unknowns are chosen so that ``M`` is
+the Newton matrix of a well-posed problem (the first point fixed, no periodicity): its pivots are those of that problem.
 
 Cost: ``O(N k_l (k_l + k_u) + N k (k_l + k_u) + k^3)`` work and ``O(N (k_l + k_u + k))`` memory for ``N`` unknowns:
 linear in the mesh. With no border (``k = 0``) it is the banded factorisation alone.
 """
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -107,7 +106,7 @@ def factor(s: BorderedStructure, flat: Float[Array, " s"], pivoting: bool = True
     m, k = s.sizes
     if k == 0:
         return BorderedLU(main, B, C, D, None, main.min_pivot)
-    Y = jax.vmap(lambda b: banded.solve(s.band, main, b), in_axes=1, out_axes=1)(B)
+    Y = banded.solve(s.band, main, B)  # the k columns together
     S = D - C @ Y
     if not pivoting:
         return BorderedLU(main, Y, C, S, None, main.min_pivot)
