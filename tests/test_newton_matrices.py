@@ -219,7 +219,8 @@ def _verify(N: Newton, assemblies):
             got = np.concatenate([step[0], step[2]])
             error = np.linalg.norm(got - expected) / np.linalg.norm(expected)
             backward = _backward_error(N, delta_w, delta_c, shift, step, rhs)
-            path = "dense" if assembly is None else f"band{assembly.structure.sizes}"
+            path = "dense" if assembly is None else (
+                ("stage" if assembly.structure.stagewise else "band") + f"{assembly.structure.sizes}")
             rows.append((path, delta_w, delta_c, shift, error, cond * EPS, backward, bool(verdict), inertia))
             assert error <= 10 * cond * EPS, rows[-1]
             assert backward <= 1e-12, rows[-1]
@@ -296,3 +297,15 @@ def test_human_at_the_guess():
     experiment's guess."""
     case = _human(2)
     _verify(_newton_point(case, case[1]), _paths(case, False))
+
+
+@pytest.mark.slow
+@pytest.mark.stage2
+def test_by_stage_kelly_and_the_human():
+    """The main block by stage (:mod:`difimpact._nlp.stagewise`, block cyclic reduction: the GPU's choice, forced
+    here) on Kelly's 24-segment matrices and the seven-link human's quick mesh, at their guesses: the steps and
+    the inertia verdicts against NumPy as for the band."""
+    for case in (_powered(di.kelly_gait, segments=24), _human((3, 2, 4, 3))):
+        assembly = newton.structure(case[3], _mc(case), stagewise=True)
+        assert assembly.structure.stagewise and assembly.structure.sizes[1] > 0
+        _verify(_newton_point(case, case[1]), [assembly])

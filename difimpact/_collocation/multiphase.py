@@ -28,7 +28,7 @@ from .._custom_types import Array, Float, Scalar
 from .._nlp.sparsity import Sparsity
 from .contact import ContactGait
 from .mesh import Mesh
-from .stages import StageRows, stage_sparsity
+from .stages import StageRows, point_stages, stage_sparsity
 
 
 class PointLayout(eqx.Module):
@@ -277,7 +277,8 @@ def sparsity(problem: MultiPhaseProblem) -> Sparsity:
     for i in problem.path_rows():
         rows.add((i // per_point,))
     rows.add((G - 1,), count=1 + problem.gait.strike_normals().size)
-    return stage_sparsity(rows, groups=4, border_equalities=periodicity)
+    return stage_sparsity(rows, groups=4, border_equalities=periodicity,
+                          point_stages=point_stages(np.diff(o), hs))
 
 
 def resample(problem: MultiPhaseProblem, old: MultiPhaseProblem, x_old) -> np.ndarray:

@@ -45,11 +45,23 @@ class StageRows:
                        np.concatenate(self._rows), (len(self._rows), self.size))
 
 
-def stage_sparsity(rows: StageRows, *, groups: int, globals_=(), dense=(), border_equalities=()) -> Sparsity:
+def point_stages(points_per_phase, hermite_simpson: bool) -> np.ndarray:
+    """Each point's stage: a mesh point opens one, a Hermite–Simpson midpoint joins its segment's first point, and
+    each phase's first point opens one (the rows of a segment or of a phase boundary then meet two consecutive
+    stages)."""
+    local = np.concatenate([np.arange(int(k)) for k in points_per_phase])
+    step = local // 2 if hermite_simpson else local
+    opens = np.concatenate([[True], np.diff(step) != 0]) | (local == 0)
+    return np.cumsum(opens) - 1
+
+
+def stage_sparsity(rows: StageRows, *, groups: int, globals_=(), dense=(), border_equalities=(),
+                   point_stages=None) -> Sparsity:
     """The :class:`~difimpact._nlp.sparsity.Sparsity` of a transcription whose rows are `rows` (module
     docstring): consecutive points in `groups` colour blocks, the last point and each of `globals_` apart; the
     Hessian block diagonal per point but for the `dense` variables (`globals_` among them where they enter
-    nonlinearly); the border the first point and `border_equalities`. ``O(nnz)``."""
+    nonlinearly); the border the first point and `border_equalities`; `point_stages`, where given, each point's
+    stage (:class:`~difimpact._nlp.sparsity.Sparsity`'s `stages`, the globals ``−1``). ``O(nnz)``."""
     cols, n = rows.columns, rows.size
     G, b = cols.shape
     jc = np.zeros(n, int)
@@ -68,5 +80,9 @@ def stage_sparsity(rows: StageRows, *, groups: int, globals_=(), dense=(), borde
     colours = np.zeros(n, int)
     colours[cols] = np.arange(b)
     colours[flags] = b + np.arange(flags.sum())
+    stages = None
+    if point_stages is not None:
+        stages = np.full(n, -1, np.int64)
+        stages[cols] = np.asarray(point_stages, np.int64)[:, None]
     return Sparsity(jc, rows.pattern(), colours, hessian, flags, border_variables=cols[0],
-                    border_equalities=border_equalities)
+                    border_equalities=border_equalities, stages=stages)

@@ -34,7 +34,7 @@ from .._nlp.sparsity import Sparsity
 from .._validation import as_float, flag
 from .mesh import Mesh
 from .solve import PhasedGait
-from .stages import StageRows, stage_sparsity
+from .stages import StageRows, point_stages, stage_sparsity
 from .stance_terms import (
     AbstractNormalisation,
     AbstractRunningCost,
@@ -219,7 +219,8 @@ def sparsity(problem: StanceProblem) -> Sparsity:
         problem.normalisation, PerStep) else ()
     # points three apart share no row (a segment's rows meet three consecutive points of the Hermite–Simpson
     # mesh, two of the trapezoidal one)
-    return stage_sparsity(rows, groups=3, dense=dense, border_equalities=periodicity)
+    return stage_sparsity(rows, groups=3, dense=dense, border_equalities=periodicity,
+                          point_stages=point_stages([G], hs))
 
 
 def from_gait_problem(problem) -> StanceProblem:

@@ -24,22 +24,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Float
-from . import banded
+from . import banded, stagewise
 from .dense import LU, lu_factor, lu_solve
 from .matrix import Pattern
 
 
 class BorderedStructure(eqx.Module):
     """The unknowns of the main block (`main`, in its own numbering ``0 … N − k − 1``), those of the border (in
-    order) and the main block's band ordering."""
+    order) and the main block's structure: its band ordering (:mod:`.banded`), or its stages (:mod:`.stagewise`)."""
 
     main: tuple[int, ...] = eqx.field(static=True)
     border: tuple[int, ...] = eqx.field(static=True)
-    band: banded.BandedStructure
+    band: banded.BandedStructure | stagewise.StageStructure
 
     @classmethod
-    def of(cls, rows, cols, size: int, border) -> "BorderedStructure":
-        """From a square pattern's nonzeros and the unknowns to put in the border: ``O(nnz log nnz)``."""
+    def of(cls, rows, cols, size: int, border, stages=None) -> "BorderedStructure":
+        """From a square pattern's nonzeros and the unknowns to put in the border: ``O(nnz log nnz)``; with
+        `stages` (each unknown's), the main block by stage (:class:`.stagewise.StageStructure`)."""
         border = np.asarray(sorted(set(int(b) for b in border)), np.int64)
         keep = np.ones(size, bool)
         keep[border] = False
@@ -48,17 +49,29 @@ class BorderedStructure(eqx.Module):
         rows, cols = np.asarray(rows), np.asarray(cols)
         inside = keep[rows] & keep[cols]
         m = int(keep.sum())
+        main = tuple(int(i) for i in np.flatnonzero(keep))
+        if stages is not None:
+            structure = stagewise.StageStructure.of(index[rows[inside]], index[cols[inside]],
+                                                    np.asarray(stages)[keep])
+            return cls(main, tuple(int(b) for b in border), structure)
         band = banded.BandedStructure.of(Pattern(np.concatenate([index[rows[inside]], np.arange(m)]),
                                                          np.concatenate([index[cols[inside]], np.arange(m)]), (m, m)))
-        return cls(tuple(int(i) for i in np.flatnonzero(keep)), tuple(int(b) for b in border), band)
+        return cls(main, tuple(int(b) for b in border), band)
 
     @property
     def sizes(self) -> tuple[int, int]:
         return len(self.main), len(self.border)
 
+    @property
+    def stagewise(self) -> bool:
+        return isinstance(self.band, stagewise.StageStructure)
+
+    def _main_size(self) -> int:
+        return self.band.storage_size() if self.stagewise else len(self.main) * self.band.width
+
     def storage_size(self) -> int:
         m, k = self.sizes
-        return m * self.band.width + 2 * m * k + k * k
+        return self._main_size() + 2 * m * k + k * k
 
     def positions(self, rows, cols) -> np.ndarray:
         """Where the entries ``(rows, cols)`` of the whole matrix lie in the flat storage
@@ -73,17 +86,18 @@ class BorderedStructure(eqx.Module):
         out = np.empty(rows.shape, np.int64)
         mm, mb, bm, bb = (ri >= 0) & (ci >= 0), (ri >= 0) & (cb >= 0), (rb >= 0) & (ci >= 0), (rb >= 0) & (cb >= 0)
         out[mm] = self.band.positions(ri[mm], ci[mm])
-        start = m * self.band.width
+        start = self._main_size()
         out[mb] = start + ri[mb] * k + cb[mb]
         out[bm] = start + m * k + rb[bm] * m + ci[bm]
         out[bb] = start + 2 * m * k + rb[bb] * k + cb[bb]
         return out
 
     def split(self, flat: Float[Array, " s"]):
-        """``(M's band storage, B, C, D)`` of the flat storage."""
+        """``(M's storage, B, C, D)`` of the flat storage (``M``'s band ``(m, w)``, or by stage flat)."""
         m, k = self.sizes
-        w, start = self.band.width, m * self.band.width
-        return (flat[:start].reshape(m, w), flat[start:start + m * k].reshape(m, k),
+        start = self._main_size()
+        main = flat[:start] if self.stagewise else flat[:start].reshape(m, self.band.width)
+        return (main, flat[start:start + m * k].reshape(m, k),
                 flat[start + m * k:start + 2 * m * k].reshape(k, m), flat[start + 2 * m * k:].reshape(k, k))
 
 
@@ -91,7 +105,7 @@ class BorderedLU(eqx.Module):
     """The main block's banded factors, ``M⁻¹B``, ``C``, the Schur complement ``S`` and its factors (``None``
     without pivoting: only its pivots are wanted then), and the smallest relative pivot of the two."""
 
-    main: banded.BandedLU
+    main: banded.BandedLU | stagewise.StageLU
     solved_border: Float[Array, "m k"]
     C: Float[Array, "k m"]
     schur: Float[Array, "k k"]
@@ -99,14 +113,19 @@ class BorderedLU(eqx.Module):
     min_pivot: Float[Array, ""]
 
 
+def _algorithm(s: BorderedStructure):
+    """The main block's factorisation: :mod:`.stagewise` or :mod:`.banded`."""
+    return stagewise if s.stagewise else banded
+
+
 def factor(s: BorderedStructure, flat: Float[Array, " s"], pivoting: bool = True) -> BorderedLU:
     """Factor the bordered matrix stored flat (:meth:`BorderedStructure.positions`)."""
     band, B, C, D = s.split(flat)
-    main = banded.factor(s.band, band, pivoting)
+    main = _algorithm(s).factor(s.band, band, pivoting)
     m, k = s.sizes
     if k == 0:
         return BorderedLU(main, B, C, D, None, main.min_pivot)
-    Y = banded.solve(s.band, main, B)  # the k columns together
+    Y = _algorithm(s).solve(s.band, main, B)  # the k columns together
     S = D - C @ Y
     if not pivoting:
         return BorderedLU(main, Y, C, S, None, main.min_pivot)
@@ -117,7 +136,7 @@ def factor(s: BorderedStructure, flat: Float[Array, " s"], pivoting: bool = True
 def solve(s: BorderedStructure, f: BorderedLU, b: Float[Array, " n"]) -> Float[Array, " n"]:
     """``K⁻¹ b`` by the block elimination above."""
     main, border = np.asarray(s.main), np.asarray(s.border)
-    y = banded.solve(s.band, f.main, b[main])
+    y = _algorithm(s).solve(s.band, f.main, b[main])
     if border.size == 0:
         return y
     x2 = lu_solve(f.schur_lu, b[border] - f.C @ y)

@@ -7,7 +7,8 @@ large enough ``A + J_cᵀ J_c / γ`` is positive definite iff ``A`` is on ``null
 
 * dense: a Cholesky attempt of ``A + ρ J_cᵀ J_c`` (LAPACK's ``potrf`` for one matrix, an ``LDLᵀ`` loop under
   ``vmap`` off the CPU: never a batched LAPACK call), positive definite iff every pivot is positive;
-* banded: ``T`` with ``γ = 1/ρ`` eliminated without pivoting in the bordered band ordering, symmetrically
+* banded (or by stage, :mod:`.stagewise`: the eliminated blocks' pivots): ``T`` with ``γ = 1/ρ`` eliminated
+  without pivoting in the bordered band ordering, symmetrically
   (:mod:`.symmetric`: the main block's pivots and, with a border, its Schur complement ``C − Bᵀ A⁻¹ B`` from the
   same sweep): by Sylvester's law of inertia (and Haynsworth's for the border's Schur complement), the signs of
   the pivots are the inertia of ``T``, so the test passes iff exactly ``m_c`` pivots are negative and none is
@@ -26,7 +27,7 @@ import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 
 from .._custom_types import Array, Bool, Float
-from . import symmetric
+from . import stagewise, symmetric
 from .dense import _batched
 from .matrix import SparseMatrix
 
@@ -96,7 +97,10 @@ def band(assembly, a_values, Jc: SparseMatrix, W: SparseMatrix) -> Bool[Array, "
     s = assembly.structure
     flat = assembly.storage(a_values, jc, -1.0 / rho)
     band, B, _, D = s.split(flat)
-    if s.sizes[1]:  # the main block's pivots and its border's Schur complement, in one symmetric sweep
+    if s.stagewise:  # the eliminated blocks' pivots of the reduction by stage, and the border's Schur complement
+        d, G = stagewise.ldl_pivots_bordered(s.band, band, B)
+        d = jnp.concatenate([d, _loop_pivots(D - G)])
+    elif s.sizes[1]:  # the main block's pivots and its border's Schur complement, in one symmetric sweep
         d, G = symmetric.ldl_pivots_bordered(s.band, band, B)
         d = jnp.concatenate([d, _loop_pivots(D - G)])
     else:  # the pivots alone, by the symmetric elimination (half the work of an LU)

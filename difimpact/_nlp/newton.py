@@ -37,6 +37,7 @@ from .sparsity import Sparsity
 
 REFINEMENTS = 2
 BORDER_MIN = 1500  # unknowns (n + m_c) from which the ring's border is eliminated apart
+STAGES_MIN = 32  # stages from which, off a CPU, the main block is factored by stage
 
 
 class Assembly:
@@ -46,7 +47,7 @@ class Assembly:
     (``(J_dᵀ E J_d)_{ab} = Σ_r E_r J_{ra} J_{rb}``), ``J_c``'s nonzeros and their mirror images, the diagonal of
     the lower block. Hashable by identity (one per sparsity, :func:`structure` is cached)."""
 
-    def __init__(self, sparsity: Sparsity, mc: int, border: bool = True):
+    def __init__(self, sparsity: Sparsity, mc: int, border: bool = True, by_stage: bool = False):
         J, H = sparsity.jacobian, sparsity.hessian
         n = J.shape[1]
         top = J.rows < mc
@@ -61,7 +62,9 @@ class Assembly:
         self.n, self.mc = n, mc
         equalities = sparsity.border_equalities[sparsity.border_equalities < mc]
         unknowns = np.concatenate([sparsity.border_variables, np.flatnonzero(sparsity.hessian_dense), n + equalities])
-        self.structure = bordered.BorderedStructure.of(rows, cols, n + mc, unknowns if border else ())
+        stages = _unknown_stages(sparsity, self.jc, unknowns) if by_stage else None
+        self.structure = bordered.BorderedStructure.of(rows, cols, n + mc, unknowns if border or by_stage else (),
+                                                       stages)
         position = self.structure.positions
         self.a_positions = np.concatenate([position(H.rows, H.cols), position(ra, rb), position(diag_x, diag_x)])
         self.c_positions = np.concatenate([position(n + self.jc.rows, self.jc.cols),
@@ -74,7 +77,10 @@ class Assembly:
 
     @property
     def banded(self) -> bool:
-        """Whether the main block's band is narrow enough to pay (else dense: a dense row outside the border)."""
+        """Whether the main block's band is narrow enough to pay (else dense: a dense row outside the border);
+        by stage, always."""
+        if self.structure.stagewise:
+            return True
         return 3 * (self.band.lower + self.band.upper) < len(self.structure.main)
 
     def a_values(self, W: SparseMatrix, Jd: SparseMatrix, E, diagonal) -> Float[Array, " k"]:
@@ -90,6 +96,19 @@ class Assembly:
         return jnp.zeros(self.structure.storage_size(), values.dtype).at[positions].add(values)
 
 
+def _unknown_stages(sparsity: Sparsity, jc: Pattern, border) -> np.ndarray:
+    """The stage of each unknown of ``[[A, J_cᵀ], [J_c, ·]]``: a variable's from the sparsity, a multiplier's the
+    first stage its row meets outside the border (0 if none). ``O(nnz)``."""
+    n = sparsity.stages.shape[0]
+    inside = np.ones(n + jc.shape[0], bool)
+    inside[np.asarray(border, np.int64)] = False
+    keep = inside[jc.cols] & (sparsity.stages[jc.cols] >= 0)
+    rows = np.full(jc.shape[0], np.iinfo(np.int64).max)
+    np.minimum.at(rows, jc.rows[keep], sparsity.stages[jc.cols[keep]])
+    rows[rows == np.iinfo(np.int64).max] = 0
+    return np.concatenate([np.maximum(sparsity.stages, 0), rows])
+
+
 def _pairs(p: Pattern):
     """``(row, a, b)``: every ordered pair of nonzeros ``a, b`` (indices into the pattern's nonzeros) in one row,
     ``Σ_r k_r²`` of them, vectorised."""
@@ -102,14 +121,30 @@ def _pairs(p: Pattern):
     return row, start[row] + t // kr, start[row] + t % kr
 
 
+def by_stage(sparsity: Sparsity) -> bool:
+    """Whether the main block is factored by stage (:mod:`.stagewise`, a depth logarithmic in the mesh) rather
+    than by the banded sweep: off a CPU (a GPU's many cores, on which a long sequential loop idles them), where the
+    sparsity gives the stages and there are at least ``STAGES_MIN`` of them. On a CPU the banded sweep does less
+    work."""
+    if sparsity.stages is None or sparsity.stages.max(initial=-1) + 1 < STAGES_MIN:
+        return False
+    return jax.default_backend() != "cpu"
+
+
 @functools.cache
-def structure(sparsity: Sparsity | None, mc: int) -> Assembly | None:
+def structure(sparsity: Sparsity | None, mc: int, stagewise: bool | None = None) -> Assembly | None:
     """The assembly of the reduced matrix in band storage, or ``None`` (dense) where there is no sparsity or the
     band would be wider than a third of the matrix (a dense row: a free final time). The border (:mod:`.bordered`)
     is used from ``BORDER_MIN`` unknowns on: below it a folded band costs about as much per solve, and its program
-    is smaller and quicker to compile (no Schur complement, no refinement)."""
+    is smaller and quicker to compile (no Schur complement, no refinement). `stagewise`: the main block by stage
+    (``None``: as :func:`by_stage` chooses), where the matrix is block tridiagonal by stage (else the band)."""
     if sparsity is None:
         return None
+    if stagewise if stagewise is not None else by_stage(sparsity):
+        try:
+            return Assembly(sparsity, mc, by_stage=True)
+        except ValueError:  # a row or a product of rows that meets stages more than one apart: the band
+            pass
     assembly = Assembly(sparsity, mc, border=sparsity.jacobian.shape[1] + mc >= BORDER_MIN)
     return assembly if assembly.banded else None
 

@@ -29,10 +29,13 @@ class Sparsity:
 
     `border_variables` and `border_equalities` (indices of variables and of equality rows) are the Newton
     matrix's border (:mod:`.bordered`): the unknowns that close a ring (a periodic gait's first point and its
-    periodicity rows), eliminated last so that the rest is a narrow band; the dense variables join them."""
+    periodicity rows), eliminated last so that the rest is a narrow band; the dense variables join them.
+
+    `stages` (optional): each variable's stage (a mesh point with its midpoint; ``−1`` for a global), in which
+    the Newton matrix without its border is block tridiagonal (:mod:`.stagewise`)."""
 
     def __init__(self, jacobian_colours, jacobian_pattern, hessian_colours, hessian_pattern, hessian_dense,
-                 border_variables=(), border_equalities=()):
+                 border_variables=(), border_equalities=(), stages=None):
         self.jacobian_colours = np.asarray(jacobian_colours, int)
         self.hessian_colours = np.asarray(hessian_colours, int)
         self.hessian_dense = np.asarray(hessian_dense, bool)
@@ -59,8 +62,12 @@ class Sparsity:
         self.hessian_given = _member(self.hessian, given)
         self.border_variables = _indices("border_variables", border_variables, n)
         self.border_equalities = _indices("border_equalities", border_equalities, self.jacobian.shape[0])
+        self.stages = None if stages is None else np.asarray(stages, np.int64)
+        if self.stages is not None and self.stages.shape != (n,):
+            raise ValueError(f"Sparsity: `stages` must have shape ({n},), got {self.stages.shape}.")
         self._key = (self.jacobian, given, self.jacobian_colours.tobytes(), self.hessian_colours.tobytes(),
-                     self.hessian_dense.tobytes(), self.border_variables.tobytes(), self.border_equalities.tobytes())
+                     self.hessian_dense.tobytes(), self.border_variables.tobytes(), self.border_equalities.tobytes(),
+                     None if self.stages is None else self.stages.tobytes())
 
     @property
     def jacobian_pattern(self) -> np.ndarray:
