@@ -14,7 +14,8 @@ $$\begin{bmatrix} W + Σ_x + δ_w + J_d^T E J_d & J_c^T \\ J_c & -δ_c \end{bmat
   \end{bmatrix},\quad λ_d = E (J_d d_x - D^{-1} r_s - r_d),\quad d_s = D^{-1}(r_s + λ_d),$$
 
 one factorisation of size ``n + m_c`` whatever the number of inequalities: banded with a border
-(:mod:`.bordered`) where the problem's sparsity makes it so, dense (:mod:`.dense`) otherwise.
+(:mod:`.bordered`) where the problem's sparsity makes it so — off a CPU, where the sparsity gives the stages, the
+main block by stage instead (:mod:`.stagewise`, :func:`by_stage`) — dense (:mod:`.dense`) otherwise.
 
 With a sparsity the reduced matrix is never formed dense: its band storage is assembled from the nonzeros by one
 scatter (:class:`Assembly`, positions fixed when the program is traced), ``J_dᵀ E J_d`` from the products of the
@@ -72,7 +73,7 @@ class Assembly:
 
     @property
     def band(self) -> banded.BandedStructure:
-        """The main block's band."""
+        """The main block's structure: its band (:mod:`.banded`) or its stages (:mod:`.stagewise`)."""
         return self.structure.band
 
     @property
