@@ -3,7 +3,10 @@ of 6 to 384 segments by ``difimpact.kelly_gait`` against IPOPT on the same trans
 MUMPS, exact Hessians, ``_kelly_ipopt.py``; its NLP built once per mesh and only its solve timed), both from Kelly's
 guess; and a CPU batch of variants under ``vmap`` (each member to its own convergence) against ``lax.map``.
 
-    python benchmarks/mesh.py [--quick] [--out rows.json]
+    python benchmarks/mesh.py [--quick] [--segments N ...] [--factorisation auto|band|stage] [--out rows.json]
+
+``--factorisation stage`` factors the Newton matrix's main block by stage (block cyclic reduction, the choice off
+a CPU) on any device, ``band`` by the banded sweep (the CPU's choice): the two compared on one machine.
 
 Per mesh: the host's structure (patterns, ordering, assembly positions: ``newton.Assembly``) in CPU seconds, the
 program's trace + lower + compile, the solve's median CPU time, iterations and cost (checked against IPOPT's to
@@ -53,10 +56,16 @@ def _problem(di, segments):
 def main():
     args = parse_args(__doc__, extra=[(("--segments",), dict(type=int, nargs="+", default=None,
                                                               help="the meshes (default all; --quick 6 12 48)")),
-                                      (("--no-batch",), dict(action="store_true", help="skip the batch rows"))])
+                                      (("--no-batch",), dict(action="store_true", help="skip the batch rows")),
+                                      (("--factorisation",), dict(choices=("auto", "band", "stage"), default="auto",
+                                                                  help="the Newton matrix's main block: as the "
+                                                                       "device chooses, banded, or by stage"))])
     jax.config.update("jax_enable_x64", True)
     import difimpact as di
     from difimpact._nlp import newton
+
+    if args.factorisation != "auto":  # every solve traced below factors its main block this way
+        newton.by_stage = lambda sparsity, stage=args.factorisation == "stage": stage and sparsity.stages is not None
 
     sys.path.insert(0, HERE)
     from _kelly_ipopt import kelly_problem
@@ -90,7 +99,8 @@ def main():
         used = newton.structure(sparsity_of(problem), mc)  # what the solve uses (None: dense)
         m, k = (used or assembly).structure.sizes
         how = ("dense LU (the band too wide)" if used is None else
-               f"border {k}, band k_l = {used.band.lower}, k_u = {used.band.upper}")
+               f"border {k}, by stage: {used.band.stages} stages of {used.band.size}" if used.structure.stagewise
+               else f"border {k}, band k_l = {used.band.lower}, k_u = {used.band.upper}")
         add(f"{seg} segments: difimpact per solve", w, "s", cpu_value=p,
             goal="≤ 1.5 s" if seg == 192 else None, ratio=p / 1.5 if seg == 192 else None,
             met=p <= 1.5 if seg == 192 else None,
