@@ -89,7 +89,7 @@ class StageStructure(eqx.Module):
 
 
 def _swap(a, k, p):
-    """Rows ``k`` (static within a loop step) and ``p`` (one per block, ``(N,)``) of the blocks ``a``
+    """Rows ``k`` (the loop's index) and ``p`` (one per block, ``(N,)``) of the blocks ``a``
     (``(N, s, …)``) exchanged by one-hot arithmetic."""
     at_p = (jnp.arange(a.shape[1])[None, :] == p[:, None]).reshape(a.shape[:2] + (1,) * (a.ndim - 2))
     row_p = jnp.sum(jnp.where(at_p, a, 0), axis=1)
