@@ -102,3 +102,23 @@ def test_the_choice_is_by_backend_and_size():
     assert newton.by_stage(sparsity) == (jax.default_backend() != "cpu")
     assert not newton.by_stage(stage_sparsity(rows, groups=3))
     assert newton.structure(sparsity, 2 * (G // 2), stagewise=True).structure.stagewise
+
+
+def test_under_vmap():
+    """A batch of matrices of one structure (the GPU's batched solves): each member's solution NumPy's."""
+    rng = np.random.default_rng(5)
+    sizes = [3, 2, 4, 3, 3]
+    a, stage = _block_tridiagonal(rng, sizes)
+    rows, cols = np.nonzero(a)
+    st = stagewise.StageStructure.of(rows, cols, stage)
+    at = st.positions(rows, cols)
+    mats = np.stack([a * (1.0 + 0.3 * rng.standard_normal(a.shape)) for _ in range(3)])
+    b = rng.standard_normal((3, a.shape[0]))
+
+    def one(m, r):
+        flat = jnp.zeros(st.storage_size()).at[at].set(m[rows, cols])
+        return stagewise.solve(st, stagewise.factor(st, flat), r)
+
+    x = jax.jit(jax.vmap(one))(jnp.asarray(mats), jnp.asarray(b))
+    for k in range(3):
+        np.testing.assert_allclose(x[k], np.linalg.solve(mats[k], b[k]), rtol=1e-8, atol=1e-10)
