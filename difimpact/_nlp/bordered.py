@@ -102,8 +102,8 @@ class BorderedStructure(eqx.Module):
 
 
 class BorderedLU(eqx.Module):
-    """The main block's banded factors, ``M⁻¹B``, ``C``, the Schur complement ``S`` and its factors (``None``
-    without pivoting: only its pivots are wanted then), and the smallest relative pivot of the two."""
+    """The main block's factors (banded or by stage), ``M⁻¹B``, ``C``, the Schur complement ``S`` and its factors
+    (``None`` without pivoting: only its pivots are wanted then), and the smallest relative pivot of the two."""
 
     main: banded.BandedLU | stagewise.StageLU
     solved_border: Float[Array, "m k"]

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._custom_types import Array, Bool, Float
-from . import banded, bordered, inertia
+from . import banded, bordered, inertia, stagewise
 from .dense import LU, lu_factor, lu_solve
 from .matrix import AbstractMatrix, Pattern, SparseMatrix
 from .sparsity import Sparsity
@@ -72,7 +72,7 @@ class Assembly:
                                            position(self.jc.cols, n + self.jc.rows), position(diag_c, diag_c)])
 
     @property
-    def band(self) -> banded.BandedStructure:
+    def band(self) -> banded.BandedStructure | stagewise.StageStructure:
         """The main block's structure: its band (:mod:`.banded`) or its stages (:mod:`.stagewise`)."""
         return self.structure.band
 
